@@ -1,0 +1,59 @@
+"""Triton backend: real kernels on CUDA/ROCm GPUs, the Triton interpreter on a CPU."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from mkbench.backend import Backend
+from mkbench.candidate import ENTRY_POINT, load_python_candidate
+from mkbench.errors import Unavailable
+from mkbench.hookspecs import hookimpl
+
+
+class TritonBackend(Backend):
+    name = "triton"
+    language = "triton"
+    suffix = ".py"
+    candidate_contract = (
+        f"One Python file per task at <category>/<task>.py defining a top-level callable `{ENTRY_POINT}` "
+        "(or one named after the task), the KernelBench-X convention. It is called with the task's inputs "
+        "as positional arguments: torch tensors already on the device (CPU tensors under the interpreter) "
+        "and Python scalars. It launches @triton.jit kernels and returns the output tensor, or a tuple of "
+        "them in the reference's order, with the reference's shapes and dtypes; it must not modify its "
+        "inputs. Allocation (torch.empty and friends) is allowed; computing the result with torch ops is not."
+    )
+
+    def availability(self, hw):
+        if importlib.util.find_spec("triton") is None:
+            raise Unavailable("the triton package is not installed")
+        if hw.device == "cuda" and hw.vendor not in ("nvidia", "amd"):
+            raise Unavailable(f"Triton targets NVIDIA and AMD GPUs, not {hw.vendor}")
+
+    def worker_env(self, hw):
+        return {"TRITON_INTERPRET": "1"} if hw.device == "cpu" else {}
+
+    def interpreted(self, hw):
+        return hw.device == "cpu"
+
+    def reference_dir(self):
+        return Path(__file__).parent / "kernels"
+
+    def compile(self, task, source, hw):
+        return load_python_candidate(source, task.name)
+
+    def is_compile_error(self, exc):
+        try:
+            from triton.compiler.errors import CompilationError
+        except ImportError:  # pragma: no cover
+            return False
+        try:
+            from triton.runtime.errors import OutOfResources
+        except ImportError:  # pragma: no cover
+            OutOfResources = ()
+        return isinstance(exc, (CompilationError, OutOfResources))
+
+
+@hookimpl
+def register_backends(register):
+    register(TritonBackend())

@@ -1,0 +1,67 @@
+"""The adapter contract every backend implements (built-in or third-party).
+
+The core calls ``availability`` in the parent process; ``compile``, ``run`` and ``time`` run
+inside an isolated worker. Subclass :class:`Backend` and register an instance through the
+``register_backends`` hook.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from .errors import Unavailable
+
+if TYPE_CHECKING:
+    from .hardware import HardwareProfile
+    from .task import Task
+    from .timing import TimingSettings, Timing
+
+
+class Backend:
+    name: str = ""
+    language: str = ""
+    #: file suffix of candidate sources, e.g. ".py"
+    suffix: str = ".py"
+    #: baselines (PyTorch eager, torch.compile) are timed for every task but are not candidates
+    is_baseline: bool = False
+    #: one paragraph: file layout, entry point, how inputs arrive, how outputs are returned
+    candidate_contract: str = ""
+
+    # --- parent side -------------------------------------------------------------------
+    def availability(self, hw: "HardwareProfile") -> None:
+        """Raise :class:`Unavailable` with a reason if this backend cannot run on ``hw``."""
+
+    def worker_env(self, hw: "HardwareProfile") -> dict[str, str]:
+        """Environment variables the worker must have before anything is imported."""
+        return {}
+
+    def reference_dir(self) -> Path | None:
+        """Folder of shipped reference kernels laid out as ``<category>/<task><suffix>``."""
+        return None
+
+    def interpreted(self, hw: "HardwareProfile") -> bool:
+        """True when kernels run in an emulator: times are recorded but are not performance."""
+        return False
+
+    # --- worker side -------------------------------------------------------------------
+    def compile(self, task: "Task", source: Path | None, hw: "HardwareProfile") -> Callable[..., Any]:
+        """Build the candidate; return a callable taking the task's inputs. Raise
+        :class:`mkbench.errors.CompileError` with the compiler's message on failure."""
+        raise NotImplementedError
+
+    def is_compile_error(self, exc: BaseException) -> bool:
+        """Whether an exception raised on the first call is a (JIT) compile failure."""
+        return False
+
+    def run(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> Any:
+        return fn(*inputs)
+
+    def time(self, fn: Callable[..., Any], arg_sets: Sequence[Sequence[Any]], hw: "HardwareProfile",
+             settings: "TimingSettings") -> "Timing":
+        from .timing import time_callable
+        return time_callable(lambda args: self.run(fn, args), arg_sets, hw, settings,
+                             interpreted=self.interpreted(hw))
+
+
+__all__ = ["Backend", "Unavailable"]

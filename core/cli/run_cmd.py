@@ -1,0 +1,89 @@
+"""`mkbench run`: evaluate a backend's reference kernels or a directory of candidates."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from ..errors import BadInput
+from ..isolation import Limits
+from ..pipeline import RunOptions, Runner, summarize_run
+from ..plugins import build_registry
+from ..store import Store
+from ..timing import TimingSettings
+from .common import DEFAULT_STORE, export_json, print_summary
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("run", help="compile, check and time kernels of one backend")
+    p.add_argument("--backend", default="triton", help="kernel backend (see `mkbench list backends`)")
+    p.add_argument("--hw", default="auto", help="hardware profile; it must match the device present (default: auto-detect)")
+    p.add_argument("--solutions", type=Path, help="directory of candidates laid out as <category>/<task>.<suffix>")
+    p.add_argument("--method", help="name recorded for these candidates (default: 'reference', or the solutions folder name)")
+    p.add_argument("--task", action="append", default=[], dest="tasks", help="only this task (repeatable)")
+    p.add_argument("--category", action="append", default=[], dest="categories", help="only this category (repeatable)")
+    p.add_argument("--seeds", type=int, default=2, help="input seeds per shape and dtype for correctness (default 2)")
+    p.add_argument("--seed", type=int, help="base seed (default: a fresh secret seed, recorded with the run)")
+    p.add_argument("--baselines", help="comma-separated baselines to time, or 'none' (default: the profile's list)")
+    p.add_argument("--store", type=Path, default=Path(os.environ.get("MKBENCH_STORE", DEFAULT_STORE)), help=f"results store (default {DEFAULT_STORE})")
+    p.add_argument("--resume", action="store_true", help="continue the last interrupted run with the same configuration")
+    p.add_argument("--json", type=Path, help="also write this run's results as JSON")
+    p.add_argument("--time-budget-ms", type=float, default=1000.0, help="timing budget per shape, dtype and method")
+    p.add_argument("--timeout-compile", type=float, default=300.0, help="seconds allowed to compile a candidate")
+    p.add_argument("--timeout-step", type=float, default=180.0, help="seconds allowed for one correctness check or timing")
+    p.add_argument("--no-progress", action="store_true", help="plain log lines instead of a progress bar")
+
+
+def run(args) -> int:
+    if args.seeds < 1:
+        raise BadInput("--seeds must be at least 1")
+    if args.method and args.solutions is None:
+        raise BadInput("--method names candidates from --solutions; the shipped references are always 'reference'")
+    baselines = None
+    if args.baselines is not None:
+        baselines = [] if args.baselines == "none" else [b.strip() for b in args.baselines.split(",") if b.strip()]
+    registry = build_registry()
+    registry.raise_problems()
+    options = RunOptions(
+        backend=args.backend, hw=args.hw, solutions=args.solutions, method=args.method, tasks=args.tasks,
+        categories=args.categories, seeds=args.seeds, seed=args.seed, baselines=baselines,
+        timing=TimingSettings(budget_ms=args.time_budget_ms),
+        limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
+        resume=args.resume,
+    )
+    registry.backend(options.backend)  # fail on an unknown name before probing the device
+    store = Store(args.store)
+    try:
+        result = _run_with_progress(registry, store, options, plain=args.no_progress or not sys.stdout.isatty())
+        run_id = result["run_id"]
+        hw = result["hw"]
+        print(f"\nrun {run_id} on {hw.display_name} (profile {hw.name}); results in {args.store}")
+        print_summary(summarize_run(store, run_id))
+        if args.json:
+            export_json(store, [run_id], args.json)
+            print(f"JSON written to {args.json}")
+        if result["invalid"]:
+            for unit in result["invalid"]:
+                print(f"invalid candidate: {unit.invalid}", file=sys.stderr)
+            print(f"error: {len(result['invalid'])} candidate file(s) were invalid (recorded as compile errors)", file=sys.stderr)
+            return 3
+        return 0
+    finally:
+        store.close()
+
+
+def _run_with_progress(registry, store, options, plain: bool):
+    if plain:
+        def progress(desc, done, total):
+            if desc != "done":
+                print(f"[{done + 1}/{total}] {desc}", flush=True)
+        return Runner(registry, store, options, progress=progress).run()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
+        handle = bar.add_task("starting", total=None)
+
+        def progress(desc, done, total):
+            bar.update(handle, description=desc, completed=done, total=total)
+        return Runner(registry, store, options, progress=progress, log=bar.console.print).run()

@@ -1,0 +1,195 @@
+"""Numerical contracts: how a candidate's outputs are judged against a task's reference.
+
+Every contract gets a :class:`CheckContext` and returns a :class:`CheckResult`. The harness has
+already checked output count, shapes and dtypes against the reference run at the task's dtype,
+so contracts compare values only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import torch
+
+
+@dataclass
+class CheckResult:
+    ok: bool
+    message: str = ""
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+
+
+@dataclass
+class CheckContext:
+    """What a contract may look at. ``reference()`` is computed lazily, once, in the contract's
+    reference precision from a pristine copy of the inputs; ``candidate(*inputs)`` re-runs the
+    candidate (for determinism checks); ``make_inputs(seed)`` draws a fresh input set."""
+
+    dtype: torch.dtype
+    inputs: tuple
+    outputs: tuple
+    reference: Callable[[], tuple]
+    candidate: Callable[..., tuple]
+    make_inputs: Callable[[int], tuple] | None = None
+
+
+@dataclass(frozen=True)
+class Tol:
+    rtol: float
+    atol: float
+
+
+# fp32 follows KernelBench's 1e-4; half precisions leave room for one rounding of inputs and
+# outputs plus a few ulps of accumulated error. atol is relative to the RMS of the reference
+# (see AllClose.scale) so it means the same thing at every input scale.
+DEFAULT_TOLERANCES: dict[str, Tol] = {
+    "float64": Tol(1e-7, 1e-9),
+    "float32": Tol(1e-4, 1e-5),
+    "float16": Tol(1e-2, 1e-2),
+    "bfloat16": Tol(2e-2, 2e-2),
+}
+
+
+def _as_float64(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().to(torch.float64)
+
+
+def compare_close(out: torch.Tensor, ref: torch.Tensor, tol: Tol, scale: str = "rms", name: str = "output") -> CheckResult:
+    """|out - ref| <= atol * s + rtol * |ref|, where s is 1 (scale="abs") or rms(ref) (scale="rms").
+
+    NaN and +/-Inf must sit at exactly the same positions with the same signs.
+    """
+    o, r = _as_float64(out), _as_float64(ref)
+    o_nan, r_nan = torch.isnan(o), torch.isnan(r)
+    if not torch.equal(o_nan, r_nan):
+        n = int((o_nan != r_nan).sum())
+        return CheckResult(False, f"{name}: NaN positions differ at {n} elements")
+    o_inf, r_inf = torch.isinf(o), torch.isinf(r)
+    if not torch.equal(o_inf, r_inf) or not torch.equal(o[o_inf], r[r_inf]):
+        n = int((o_inf != r_inf).sum())
+        return CheckResult(False, f"{name}: Inf positions or signs differ ({n} positions)")
+    finite = ~(r_nan | r_inf)
+    o, r = o[finite], r[finite]
+    if r.numel() == 0:
+        return CheckResult(True, "", 0.0, 0.0)
+    s = 1.0
+    if scale == "rms":
+        s = float(r.square().mean().sqrt())
+        s = s if s > 0 else 1.0
+    err = (o - r).abs()
+    bound = tol.atol * s + tol.rtol * r.abs()
+    bad = err > bound
+    max_abs = float(err.max())
+    max_rel = float((err / r.abs().clamp_min(tol.atol * s if tol.atol * s > 0 else 1e-300)).max())
+    if bool(bad.any()):
+        nbad = int(bad.sum())
+        idx = int(torch.argmax((err - bound).flatten()))
+        return CheckResult(
+            False,
+            f"{name}: {nbad}/{r.numel()} elements outside rtol={tol.rtol:g} atol={tol.atol:g}*{'rms' if scale == 'rms' else '1'}"
+            f" (worst: got {float(o.flatten()[idx]):.6g}, expected {float(r.flatten()[idx]):.6g}); max abs err {max_abs:.3g}",
+            max_abs, max_rel,
+        )
+    return CheckResult(True, "", max_abs, max_rel)
+
+
+class Contract:
+    """Base class. ``reference_precision`` is the dtype floating inputs are upcast to before the
+    reference runs (None: the task's own dtype)."""
+
+    reference_precision: torch.dtype | None = torch.float64
+    description = ""
+
+    def check(self, ctx: CheckContext) -> CheckResult:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass
+class AllClose(Contract):
+    """Element-wise closeness per dtype, against a float64 reference by default."""
+
+    tolerances: Mapping[str, Tol] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    scale: str = "rms"
+    reference_precision: torch.dtype | None = torch.float64
+
+    @property
+    def description(self) -> str:
+        tols = ", ".join(f"{k}: rtol {v.rtol:g} atol {v.atol:g}" for k, v in self.tolerances.items())
+        return f"allclose vs {self.reference_precision or 'native'} reference ({tols}; atol x {self.scale}); NaN/Inf positions must match"
+
+    def tol_for(self, out: torch.Tensor, dtype: torch.dtype) -> Tol | None:
+        from .task import DTYPE_NAMES
+        if not (out.is_floating_point() or out.is_complex()):
+            return None
+        name = DTYPE_NAMES.get(out.dtype) or DTYPE_NAMES.get(dtype, "float32")
+        return self.tolerances.get(name, self.tolerances.get("float32"))
+
+    def check(self, ctx: CheckContext) -> CheckResult:
+        ref = ctx.reference()
+        worst_abs, worst_rel = 0.0, 0.0
+        for i, (o, r) in enumerate(zip(ctx.outputs, ref)):
+            name = f"output[{i}]" if len(ref) > 1 else "output"
+            tol = self.tol_for(o, ctx.dtype)
+            if tol is None:
+                res = compare_exact(o, r, name)
+            else:
+                res = compare_close(o, r, tol, self.scale, name)
+            if not res.ok:
+                return res
+            worst_abs = max(worst_abs, res.max_abs_err or 0.0)
+            worst_rel = max(worst_rel, res.max_rel_err or 0.0)
+        return CheckResult(True, "", worst_abs, worst_rel)
+
+
+def compare_exact(out: torch.Tensor, ref: torch.Tensor, name: str = "output") -> CheckResult:
+    if out.shape != ref.shape:
+        return CheckResult(False, f"{name}: shape {tuple(out.shape)} != {tuple(ref.shape)}")
+    ref = ref.to(out.dtype) if ref.dtype != out.dtype else ref
+    neq = out != ref
+    if out.is_floating_point():
+        neq &= ~(torch.isnan(out) & torch.isnan(ref))
+    if bool(neq.any()):
+        idx = int(torch.nonzero(neq.flatten())[0])
+        return CheckResult(False, f"{name}: {int(neq.sum())}/{out.numel()} elements differ (first at flat index {idx}: got {out.flatten()[idx].item()}, expected {ref.flatten()[idx].item()})", None, None)
+    return CheckResult(True, "", 0.0, 0.0)
+
+
+@dataclass
+class Exact(Contract):
+    """Bit-exact outputs (integer, boolean and index results)."""
+
+    reference_precision: torch.dtype | None = None
+    description: str = "exact equality with the reference at the task's dtype"
+
+    def check(self, ctx: CheckContext) -> CheckResult:
+        for i, (o, r) in enumerate(zip(ctx.outputs, ctx.reference())):
+            res = compare_exact(o, r, f"output[{i}]")
+            if not res.ok:
+                return res
+        return CheckResult(True, "", 0.0, 0.0)
+
+
+@dataclass
+class Custom(Contract):
+    """A task-written check: ``fn(ctx) -> CheckResult``. The description is mandatory: a
+    contract that is not written down cannot be audited."""
+
+    fn: Callable[[CheckContext], CheckResult] = None  # type: ignore[assignment]
+    description: str = ""
+    reference_precision: torch.dtype | None = torch.float64
+
+    def __post_init__(self):
+        if self.fn is None or not self.description:
+            raise ValueError("Custom contract needs fn and description")
+
+    def check(self, ctx: CheckContext) -> CheckResult:
+        return self.fn(ctx)
+
+
+def upcast(values: Sequence[Any], precision: torch.dtype | None) -> tuple:
+    """Floating tensors to ``precision``; everything else unchanged."""
+    if precision is None:
+        return tuple(values)
+    return tuple(v.to(precision) if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in values)

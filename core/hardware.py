@@ -1,0 +1,172 @@
+"""Hardware profiles (YAML): peak rates for the roofline, detection rules, per-hardware skips."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import BadInput
+
+PEAK_KEYS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
+DEVICES = ("cuda", "cpu")
+
+
+@dataclass(frozen=True)
+class HardwareProfile:
+    name: str
+    display_name: str
+    vendor: str
+    architecture: str
+    device: str
+    memory_bandwidth_gbs: float
+    peak_tflops: dict[str, float]
+    l2_cache_mb: float
+    compute_units: int
+    backends: tuple[str, ...]
+    detect: dict[str, Any]
+    skip_shape_roles: tuple[str, ...] = ()
+    skip_tasks: tuple[str, ...] = ()
+    baselines: tuple[str, ...] = ("eager", "torch_compile")
+    source: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def matches(self, probe: dict[str, Any]) -> bool:
+        """Whether a worker's device probe satisfies this profile's detection rule."""
+        rule = self.detect
+        if rule.get("no_accelerator"):
+            return not probe.get("cuda_available")
+        if not probe.get("cuda_available"):
+            return False
+        if "vendor" in rule and rule["vendor"] != probe.get("vendor"):
+            return False
+        pattern = rule.get("device_name_regex")
+        if pattern and not re.search(pattern, probe.get("device_name", "")):
+            return False
+        if "min_memory_gb" in rule and probe.get("memory_gb", 0) < rule["min_memory_gb"]:
+            return False
+        return True
+
+    def expected_device(self) -> str:
+        rule = self.detect
+        if rule.get("no_accelerator"):
+            return "no accelerator"
+        return f"a {self.vendor} device matching /{rule.get('device_name_regex', '.*')}/"
+
+
+def _fail(path: Path, fieldname: str, why: str) -> BadInput:
+    return BadInput(f"{path}: field '{fieldname}' {why}")
+
+
+def _num(path: Path, data: dict, key: str, required: bool = True) -> float | None:
+    if key not in data:
+        if required:
+            raise _fail(path, key, "is missing")
+        return None
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise _fail(path, key, f"must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _str(path: Path, data: dict, key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(path, key, "is missing" if key not in data else f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def _str_list(path: Path, data: dict, key: str, default=()) -> tuple[str, ...]:
+    value = data.get(key, list(default))
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(path, key, f"must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def parse_profile(path: str | Path, data: Any) -> HardwareProfile:
+    path = Path(path)
+    if not isinstance(data, dict):
+        raise BadInput(f"{path}: a hardware profile must be a YAML mapping, got {type(data).__name__}")
+    name = _str(path, data, "name")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_\-]*", name):
+        raise _fail(path, "name", f"must be lower-case letters, digits, '-' or '_', got {name!r}")
+    device = _str(path, data, "device")
+    if device not in DEVICES:
+        raise _fail(path, "device", f"must be one of {DEVICES}, got {device!r}")
+    peaks = data.get("peak_tflops")
+    if not isinstance(peaks, dict) or not peaks:
+        raise _fail(path, "peak_tflops", "must be a mapping of dtype to TFLOP/s")
+    for key, value in peaks.items():
+        if key not in PEAK_KEYS:
+            raise _fail(path, f"peak_tflops.{key}", f"is not a known dtype ({', '.join(PEAK_KEYS)})")
+        _num(path, peaks, key)
+    detect = data.get("detect")
+    if not isinstance(detect, dict) or not detect:
+        raise _fail(path, "detect", "must be a mapping with device_name_regex or no_accelerator")
+    if "device_name_regex" in detect:
+        try:
+            re.compile(detect["device_name_regex"])
+        except (re.error, TypeError) as exc:
+            raise _fail(path, "detect.device_name_regex", f"is not a valid regex: {exc}") from None
+    elif not detect.get("no_accelerator"):
+        raise _fail(path, "detect", "needs device_name_regex or no_accelerator: true")
+    skip = data.get("skip", {}) or {}
+    if not isinstance(skip, dict):
+        raise _fail(path, "skip", "must be a mapping")
+    known = {"name", "display_name", "vendor", "architecture", "device", "memory_bandwidth_gbs",
+             "peak_tflops", "l2_cache_mb", "compute_units", "backends", "detect", "skip", "baselines"}
+    return HardwareProfile(
+        name=name,
+        display_name=_str(path, data, "display_name"),
+        vendor=_str(path, data, "vendor"),
+        architecture=_str(path, data, "architecture"),
+        device=device,
+        memory_bandwidth_gbs=_num(path, data, "memory_bandwidth_gbs"),
+        peak_tflops={k: float(v) for k, v in peaks.items()},
+        l2_cache_mb=_num(path, data, "l2_cache_mb"),
+        compute_units=int(_num(path, data, "compute_units")),
+        backends=_str_list(path, data, "backends"),
+        detect=dict(detect),
+        skip_shape_roles=_str_list(path, skip, "shape_roles"),
+        skip_tasks=_str_list(path, skip, "tasks"),
+        baselines=_str_list(path, data, "baselines", ("eager", "torch_compile")),
+        source=str(path),
+        extra={k: v for k, v in data.items() if k not in known},
+    )
+
+
+def load_profile(path: str | Path) -> HardwareProfile:
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise BadInput(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    except OSError as exc:
+        raise BadInput(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_profile(path, data)
+
+
+def load_profile_dir(root: str | Path) -> list[HardwareProfile]:
+    return [load_profile(p) for p in sorted(Path(root).glob("*.yaml"))]
+
+
+def resolve_profile(requested: str, profiles: dict[str, HardwareProfile], probe: dict[str, Any]) -> HardwareProfile:
+    """``auto`` picks the matching profile; a named profile must match the device present."""
+    found = probe.get("device_name") if probe.get("cuda_available") else "no GPU (CPU only)"
+    if requested == "auto":
+        matches = [p for p in profiles.values() if p.matches(probe)]
+        if not matches:
+            raise BadInput(f"--hw auto: no hardware profile matches the device found ({found}); add a profile or pass --hw")
+        # The most specific rule wins (e.g. 'H100 PCIe' over 'H100').
+        return max(matches, key=lambda p: len(p.detect.get("device_name_regex", "")))
+    if requested not in profiles:
+        raise BadInput(f"unknown hardware profile {requested!r} (known: {', '.join(sorted(profiles))})")
+    profile = profiles[requested]
+    if not profile.matches(probe):
+        raise BadInput(f"--hw {requested} expects {profile.expected_device()}, but the device found is {found}")
+    return profile

@@ -1,0 +1,333 @@
+"""A run: for every task, the baselines and then the candidate, each unit in its own worker,
+each unit's rows committed to the store as soon as it ends."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import secrets
+import signal
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .backend import Backend
+from .candidate import source_hash, static_entry_problem
+from .errors import BadInput, Unavailable
+from .hardware import HardwareProfile, resolve_profile
+from .isolation import Limits, WorkerOutcome, run_worker
+from .registry import Registry
+from .store import Store
+from .task import DTYPES, Task
+from .timing import TimingSettings
+from . import environment
+
+BASELINE_FOR_SPEEDUP = {"eager": "speedup_eager", "torch_compile": "speedup_compile"}
+
+
+@dataclass
+class RunOptions:
+    backend: str = "triton"
+    hw: str = "auto"
+    solutions: Path | None = None
+    method: str | None = None
+    tasks: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    seeds: int = 2
+    seed: int | None = None
+    baselines: list[str] | None = None  # None: the hardware profile's default
+    timing: TimingSettings = field(default_factory=TimingSettings)
+    limits: Limits = field(default_factory=Limits)
+    resume: bool = False
+    log_dir: Path | None = None
+
+    @property
+    def method_name(self) -> str:
+        return self.method or ("reference" if self.solutions is None else self.solutions.name)
+
+    def config(self, hw: str) -> dict[str, Any]:
+        return {"backend": self.backend, "hw": hw, "method": self.method_name,
+                "solutions": str(self.solutions.resolve()) if self.solutions else None,
+                "tasks": sorted(self.tasks), "categories": sorted(self.categories), "seeds": self.seeds,
+                "baselines": self.baselines, "timing": asdict(self.timing)}
+
+
+@dataclass
+class Unit:
+    task: Task
+    backend: Backend
+    method: str
+    source: Path | None
+    combos: list[tuple[str, str]]
+    skipped: list[tuple[str, str, str]]  # (shape, dtype, reason)
+    missing: str | None = None  # why there is no candidate to evaluate
+    invalid: str | None = None  # static problem with the candidate file
+
+
+def probe_device(limits: Limits) -> dict[str, Any]:
+    out = run_worker({"kind": "probe"}, {}, limits)
+    for msg in out.messages:
+        if msg.get("kind") == "probe":
+            return msg["info"]
+    raise BadInput(f"device probe failed ({out.exit_desc or 'timeout' if out.timed_out else out.exit_desc}): {out.log_tail[-300:]}")
+
+
+def _rows_for(unit: Unit, outcome: WorkerOutcome | None) -> list[dict[str, Any]]:
+    """Turn what a worker reported (or failed to report) into one row per (shape, dtype)."""
+    task = unit.task
+    base = {"task": task.name, "category": task.category, "backend": unit.backend.name, "method": unit.method,
+            "is_baseline": int(unit.backend.is_baseline), "source_path": str(unit.source) if unit.source else None,
+            "source_hash": source_hash(unit.source) if unit.source and unit.source.exists() else None}
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for shape_name, dtype_name in unit.combos:
+        shape = task.shape(shape_name)
+        rows[(shape_name, dtype_name)] = dict(
+            base, shape=shape_name, shape_role=shape.role, dtype=dtype_name,
+            verdict="not_run", compile_status="not_run", correct_status="not_run", perf_status="not_run",
+            error=None, flops=float(task.flops(shape)), bytes=float(task.bytes(shape, DTYPES[dtype_name])), extra={})
+    skipped = []
+    for shape_name, dtype_name, reason in unit.skipped:
+        shape = task.shape(shape_name)
+        skipped.append(dict(base, shape=shape_name, shape_role=shape.role, dtype=dtype_name, verdict="skipped",
+                            compile_status="skipped", correct_status="skipped", perf_status="skipped", error=reason, extra={}))
+
+    def all_rows(**values):
+        for r in rows.values():
+            r.update(values)
+        return list(rows.values()) + skipped
+
+    if unit.missing:
+        return all_rows(verdict="missing", compile_status="missing", correct_status="missing", perf_status="missing", error=unit.missing)
+    if unit.invalid:
+        return all_rows(verdict="compile_error", compile_status="error", correct_status="not_run", perf_status="not_run", error=unit.invalid)
+    assert outcome is not None
+    compile_ok = None
+    for msg in outcome.messages:
+        kind = msg["kind"]
+        if kind == "compile":
+            compile_ok = bool(msg["ok"])
+            if not compile_ok:
+                return all_rows(verdict="compile_error", compile_status="error", error=msg["message"])
+            all_rows(compile_status="ok")
+        elif kind == "check":
+            r = rows[tuple(msg["combo"])]
+            status = msg["status"]
+            if status == "compile_error":
+                all_rows(verdict="compile_error", compile_status="error", error=msg["message"])
+                continue
+            r.update(correct_status=status, verdict=status, error=msg["message"] or None,
+                     max_abs_err=msg.get("max_abs_err"), max_rel_err=msg.get("max_rel_err"))
+            if status == "correct":
+                r["perf_status"] = "pending"
+        elif kind == "timed":
+            r = rows[tuple(msg["combo"])]
+            if "error" in msg:
+                r.update(perf_status="error", verdict="error", error=msg["error"])
+            else:
+                t = msg["timing"]
+                r.update(perf_status="interpreted" if t["interpreted"] else "timed",
+                         time_median_us=t["median_us"], time_iqr_us=t["iqr_us"], time_mean_us=t["mean_us"],
+                         time_stderr_us=t["stderr_us"], time_min_us=t["min_us"], time_n=t["n"], timer=t["timer"],
+                         interpreted=int(t["interpreted"]))
+                r["extra"].update(l2_flush_bytes=t.get("l2_flush_bytes"), l2_persist_reset=t.get("l2_persist_reset"), rse=t.get("rse"))
+        elif kind == "fatal":
+            _mark_abnormal(rows, outcome, "error", "worker error: " + msg["message"])
+    if outcome.timed_out:
+        _mark_abnormal(rows, outcome, "timeout", f"no progress within the {outcome.stage or 'start-up'} time limit")
+    elif outcome.crashed:
+        tail = outcome.log_tail[-600:]
+        _mark_abnormal(rows, outcome, "crash", f"worker died ({outcome.exit_desc})" + (f": {tail}" if tail else ""))
+    elif any(m["kind"] == "poisoned" for m in outcome.messages):
+        _mark_abnormal(rows, outcome, "error", "device context corrupted by an earlier step")
+    for r in rows.values():
+        if r["perf_status"] == "pending":  # the worker never got to time it
+            r["perf_status"] = "not_run"
+    return list(rows.values()) + skipped
+
+
+def _mark_abnormal(rows: dict, outcome: WorkerOutcome, verdict: str, message: str) -> None:
+    """The step in flight gets the verdict; steps never reached say why they did not run."""
+    stage = outcome.stage
+    if stage in (None, "compile"):
+        for r in rows.values():
+            r.update(verdict=verdict, compile_status=verdict, error=message)
+        return
+    current = tuple(outcome.combo) if outcome.combo else None
+    for key, r in rows.items():
+        if key == current:
+            r.update(verdict=verdict, error=message)
+            if stage == "correctness":
+                r["correct_status"] = verdict
+            else:
+                r["perf_status"] = verdict
+        elif stage == "correctness" and r["correct_status"] == "not_run":
+            r.update(error=f"not run: an earlier step ended in {verdict}")
+        elif stage == "timing" and r["perf_status"] == "pending":
+            r.update(perf_status="not_run", error=f"not timed: an earlier step ended in {verdict}")
+
+
+def _geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+class Runner:
+    def __init__(self, registry: Registry, store: Store, options: RunOptions,
+                 progress: Callable[[str, int, int], None] | None = None,
+                 log: Callable[[str], None] = print):
+        self.reg, self.store, self.opt = registry, store, options
+        self.progress = progress or (lambda desc, done, total: None)
+        self.log = log
+
+    # --- planning --------------------------------------------------------------------
+    def plan(self, hw: HardwareProfile) -> list[Unit]:
+        backend = self.reg.backend(self.opt.backend)
+        if backend.is_baseline:
+            raise BadInput(f"{backend.name} is a baseline; pick a kernel backend (see `mkbench list backends`)")
+        if hw.backends and backend.name not in hw.backends:
+            raise BadInput(f"hardware profile {hw.name} does not list backend {backend.name} (it lists {', '.join(hw.backends)})")
+        backend.availability(hw)
+        tasks = self.reg.select_tasks(self.opt.tasks, self.opt.categories)
+        if self.opt.solutions is not None:
+            self._check_solutions_dir(backend)
+        baseline_names = self.opt.baselines if self.opt.baselines is not None else list(hw.baselines)
+        baselines = [self.reg.backend(n) for n in baseline_names]
+        for b in baselines:
+            if not b.is_baseline:
+                raise BadInput(f"{b.name} is not a baseline")
+        units = []
+        for task in tasks:
+            combos, skipped = [], []
+            for shape in task.shapes:
+                for dtype in task.dtypes:
+                    if task.name in hw.skip_tasks:
+                        skipped.append((shape.name, dtype, f"hardware profile {hw.name} skips task {task.name}"))
+                    elif shape.role in hw.skip_shape_roles:
+                        skipped.append((shape.name, dtype, f"hardware profile {hw.name} skips {shape.role} shapes"))
+                    else:
+                        combos.append((shape.name, dtype))
+            for b in baselines:
+                units.append(Unit(task, b, b.name, None, combos, skipped))
+            units.append(self._candidate_unit(task, backend, combos, skipped))
+        return units
+
+    def _candidate_unit(self, task: Task, backend: Backend, combos, skipped) -> Unit:
+        if self.opt.solutions is None:
+            ref_dir = backend.reference_dir()
+            source = ref_dir / task.category / f"{task.name}{backend.suffix}" if ref_dir else None
+            missing = None if source and source.exists() else f"backend {backend.name} has no reference kernel for {task.qualified_name}"
+        else:
+            source = self.opt.solutions / task.category / f"{task.name}{backend.suffix}"
+            missing = None if source.exists() else f"no candidate file {task.category}/{task.name}{backend.suffix} in {self.opt.solutions}"
+        invalid = None
+        if not missing and backend.suffix == ".py":
+            invalid = static_entry_problem(source, task.name)
+        return Unit(task, backend, self.opt.method_name, source, combos, skipped, missing, invalid)
+
+    def _check_solutions_dir(self, backend: Backend) -> None:
+        root = self.opt.solutions
+        if not root.is_dir():
+            raise BadInput(f"--solutions {root}: not a directory")
+        for path in sorted(root.rglob(f"*{backend.suffix}")):
+            rel = path.relative_to(root)
+            if len(rel.parts) != 2:
+                raise BadInput(f"--solutions: {rel} is not laid out as <category>/<task>{backend.suffix}")
+            category, name = rel.parts[0], path.stem
+            task = self.reg.tasks.get(name)
+            if task is None or task.category != category:
+                raise BadInput(f"--solutions: {rel} names task {category}/{name}, which does not exist")
+
+    # --- running ---------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        limits = self.opt.limits
+        probe = probe_device(limits)
+        hw = resolve_profile(self.opt.hw, self.reg.hardware, probe)
+        units = self.plan(hw)
+        config = self.opt.config(hw.name)
+        config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+        run = self.store.resumable_run(config_key) if self.opt.resume else None
+        if run is not None:
+            run_id, seed = run.id, run.seed
+            self.store.set_run_status(run_id, "running")
+            self.log(f"resuming run {run_id} ({len(self.store.finished_units(run_id))} units already recorded)")
+        else:
+            if self.opt.resume:
+                self.log("nothing to resume for this configuration; starting a new run")
+            seed = self.opt.seed if self.opt.seed is not None else secrets.randbits(31)
+            env = environment.run_environment(probe)
+            env["hw_profile"] = {"name": hw.name, "display_name": hw.display_name, "source": hw.source}
+            env["candidate_contract"] = self.reg.backend(self.opt.backend).candidate_contract
+            run_id = self.store.start_run(config_key, config, hw.name, self.opt.backend, self.opt.method_name,
+                                          environment.machine_info(probe), env, seed)
+        done = self.store.finished_units(run_id)
+        log_dir = self.opt.log_dir or self.store.path.parent / f"{self.store.path.stem}-logs"
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        try:
+            for i, unit in enumerate(units):
+                key = (unit.task.name, unit.backend.name, unit.method)
+                self.progress(f"{unit.task.qualified_name} [{unit.method}]", i, len(units))
+                if key in done:
+                    continue
+                rows = self._evaluate(unit, hw, seed, log_dir / f"run{run_id}" / f"{unit.task.name}__{unit.method}.log")
+                self._add_speedups(run_id, unit, rows)
+                self.store.record_unit(run_id, *key, rows)
+            self.progress("done", len(units), len(units))
+        except KeyboardInterrupt:
+            self.store.set_run_status(run_id, "interrupted", {"gpu_state_at_end": environment.gpu_state()})
+            raise
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        self.store.set_run_status(run_id, "finished", {"gpu_state_at_end": environment.gpu_state()})
+        invalid = [u for u in units if u.invalid]
+        return {"run_id": run_id, "hw": hw, "units": units, "invalid": invalid}
+
+    def _evaluate(self, unit: Unit, hw: HardwareProfile, seed: int, log_path: Path) -> list[dict[str, Any]]:
+        if unit.missing or unit.invalid or not unit.combos:
+            return _rows_for(unit, None)
+        job = {"kind": "evaluate", "task": unit.task, "backend": unit.backend, "hw": hw, "source": unit.source,
+               "combos": unit.combos, "seeds": self.opt.seeds, "run_seed": seed, "timing": self.opt.timing,
+               "do_timing": True}
+        env = dict(unit.backend.worker_env(hw))
+        outcome = run_worker(job, env, self.opt.limits, log_path)
+        return _rows_for(unit, outcome)
+
+    def _add_speedups(self, run_id: int, unit: Unit, rows: list[dict[str, Any]]) -> None:
+        if unit.backend.is_baseline:
+            return
+        base = self.store.baseline_times(run_id, unit.task.name)
+        for r in rows:
+            if r.get("time_median_us") and not r.get("interpreted"):
+                for method, column in BASELINE_FOR_SPEEDUP.items():
+                    t = base.get((method, r["shape"], r["dtype"]))
+                    if t:
+                        r[column] = t / r["time_median_us"]
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def summarize_run(store: Store, run_id: int) -> list[dict[str, Any]]:
+    """One line per (task, backend, method): the verdict over all its shapes and dtypes."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in store.results([run_id]):
+        groups.setdefault((r["category"], r["task"], r["backend"], r["method"]), []).append(r)
+    order = ["missing", "compile_error", "crash", "timeout", "error", "incorrect", "not_run"]
+    out = []
+    for (category, task, backend, method), rows in groups.items():
+        evaluated = [r for r in rows if r["verdict"] != "skipped"]
+        correct = [r for r in evaluated if r["verdict"] == "correct"]
+        worst = next((v for v in order if any(r["verdict"] == v for r in evaluated)), "correct" if evaluated else "skipped")
+        first_error = next((r["error"] for r in evaluated if r["verdict"] == worst and r["error"]), "")
+        out.append({
+            "category": category, "task": task, "backend": backend, "method": method,
+            "is_baseline": bool(rows[0]["is_baseline"]), "verdict": worst,
+            "correct": f"{len(correct)}/{len(evaluated)}", "skipped": len(rows) - len(evaluated),
+            "speedup_eager": _geomean([r["speedup_eager"] for r in correct if r["speedup_eager"]]),
+            "speedup_compile": _geomean([r["speedup_compile"] for r in correct if r["speedup_compile"]]),
+            "interpreted": any(r["interpreted"] for r in rows),
+            "error": first_error,
+        })
+    return out

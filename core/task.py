@@ -1,0 +1,147 @@
+"""The backend-neutral task model.
+
+A task lives in one Python file that defines ``TASK = Task(...)`` with module-level functions, so
+that it can be re-imported by path inside an isolated worker (see ``Task.__reduce__``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import torch
+
+from .errors import BadInput
+
+CATEGORIES = (
+    "activation", "convolution", "fusion", "index", "linear_algebra", "loss", "math", "matmul",
+    "normalization", "optimizer", "pooling", "quantization", "random", "reduce", "spatial",
+)
+
+DTYPES: dict[str, torch.dtype] = {
+    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
+    "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32, "int8": torch.int8,
+    "uint8": torch.uint8, "bool": torch.bool,
+}
+DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+
+# Shape roles: "small" for quick checks, "awkward" for non-power-of-two / size-1 edge cases,
+# "large" for timing (inputs several times the largest L2 of any profile).
+SHAPE_ROLES = ("small", "awkward", "large", "standard")
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    params: Mapping[str, Any]
+    role: str = "standard"
+
+    def __post_init__(self):
+        if self.role not in SHAPE_ROLES:
+            raise BadInput(f"shape {self.name!r}: role must be one of {SHAPE_ROLES}, not {self.role!r}")
+
+    def __getitem__(self, key: str) -> Any:
+        return self.params[key]
+
+
+@dataclass
+class Task:
+    """One benchmark problem.
+
+    ``make_inputs(shape, dtype, generator)`` returns a tuple of CPU tensors and Python scalars;
+    the harness moves tensors to the device. ``reference(*inputs)`` is the PyTorch definition.
+    ``flops(shape)`` and ``bytes(shape, dtype)`` feed the roofline; ``bytes`` counts each input
+    read once and each output written once.
+    """
+
+    name: str
+    category: str
+    description: str
+    reference: Callable[..., Any]
+    make_inputs: Callable[[Shape, torch.dtype, torch.Generator], tuple]
+    shapes: Sequence[Shape]
+    contract: Any  # a mkbench.contracts.Contract
+    flops: Callable[[Shape], float]
+    bytes: Callable[[Shape, torch.dtype], float]
+    dtypes: Sequence[str] = ("float32",)
+    source: str | None = field(default=None, compare=False)  # file the task was loaded from
+
+    def __post_init__(self):
+        if not self.name.isidentifier():
+            raise BadInput(f"task name {self.name!r} must be a Python identifier")
+        if self.category not in CATEGORIES:
+            raise BadInput(f"task {self.name}: unknown category {self.category!r} (known: {', '.join(CATEGORIES)})")
+        if len(self.shapes) < 1:
+            raise BadInput(f"task {self.name}: needs at least one shape")
+        for d in self.dtypes:
+            if d not in DTYPES:
+                raise BadInput(f"task {self.name}: unknown dtype {d!r}")
+        names = [s.name for s in self.shapes]
+        if len(set(names)) != len(names):
+            raise BadInput(f"task {self.name}: duplicate shape names {names}")
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.category}/{self.name}"
+
+    def shape(self, name: str) -> Shape:
+        for s in self.shapes:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    def __reduce__(self):
+        # Tasks travel to spawned workers by file path: the worker re-imports the same file.
+        if self.source is None:
+            raise TypeError(f"task {self.name} has no source file and cannot be sent to a worker")
+        return (load_task_file, (self.source,))
+
+
+def _module_name_for(path: Path) -> str:
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:10]
+    return f"mkbench_task_{path.stem}_{digest}"
+
+
+def load_task_file(path: str | Path) -> Task:
+    """Import a task file and return its ``TASK``; errors name the file."""
+    path = Path(path).resolve()
+    name = _module_name_for(path)
+    if name in sys.modules and hasattr(sys.modules[name], "TASK"):
+        return sys.modules[name].TASK
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise BadInput(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BadInput as exc:
+        del sys.modules[name]
+        raise BadInput(f"{path}: {exc}") from None
+    except Exception as exc:  # a malformed task file must not take the suite down
+        del sys.modules[name]
+        raise BadInput(f"{path}: task file failed to import: {type(exc).__name__}: {exc}") from None
+    task = getattr(module, "TASK", None)
+    if not isinstance(task, Task):
+        del sys.modules[name]
+        raise BadInput(f"{path}: defines no TASK = Task(...)")
+    task.source = str(path)
+    expected_category = path.parent.name
+    if expected_category in CATEGORIES and task.category != expected_category:
+        raise BadInput(f"{path}: task category {task.category!r} does not match its folder {expected_category!r}")
+    return task
+
+
+def load_task_dir(root: str | Path) -> list[Task]:
+    """Load every ``<category>/<task>.py`` under ``root``."""
+    root = Path(root)
+    tasks = []
+    for path in sorted(root.glob("*/*.py")):
+        if path.name.startswith("_"):
+            continue
+        tasks.append(load_task_file(path))
+    return tasks

@@ -1,0 +1,265 @@
+"""Code that runs inside a spawned worker process.
+
+The parent sends the job as pickled bytes and an environment; the worker sets the environment
+first (Triton reads TRITON_INTERPRET at import), then unpickles and evaluates, reporting each step
+as a small dict over a one-way pipe. The parent owns all verdicts: a worker that dies or stalls is
+judged by what it did not report.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import traceback
+import zlib
+from typing import Any, Callable
+
+MAX_MESSAGE = 2000
+
+
+def _short(text: str, limit: int = MAX_MESSAGE) -> str:
+    text = str(text).strip()
+    return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
+
+
+def entry(conn, env: dict[str, str], payload: bytes, log_path: str | None) -> None:
+    os.environ.update(env)
+    if log_path:
+        # Candidates print; their output goes to the unit's log, whose tail explains crashes.
+        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        sys.stdout.flush(); sys.stderr.flush()
+        os.dup2(fd, 1); os.dup2(fd, 2)
+        os.close(fd)
+    send = conn.send
+    try:
+        job = pickle.loads(payload)
+        if job["kind"] == "probe":
+            send({"kind": "probe", "info": probe()})
+        else:
+            Evaluation(job, send).run()
+        send({"kind": "done"})
+    except BaseException as exc:  # report, then die: the parent records it
+        try:
+            send({"kind": "fatal", "message": _short(f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}")})
+        except Exception:
+            pass
+    finally:
+        sys.stdout.flush(); sys.stderr.flush()
+        conn.close()
+    os._exit(0)  # skip interpreter teardown: a corrupted CUDA context can hang there
+
+
+def probe() -> dict[str, Any]:
+    """Device facts, gathered in a worker so the parent never creates a CUDA context."""
+    import torch
+    info: dict[str, Any] = {"torch": torch.__version__, "torch_cuda": torch.version.cuda,
+                            "torch_hip": getattr(torch.version, "hip", None), "cuda_available": torch.cuda.is_available()}
+    try:
+        import triton
+        info["triton"] = triton.__version__
+    except Exception as exc:
+        info["triton"] = f"unavailable ({type(exc).__name__})"
+    if info["cuda_available"]:
+        p = torch.cuda.get_device_properties(0)
+        info.update(
+            device_name=p.name, device_count=torch.cuda.device_count(),
+            vendor="amd" if info["torch_hip"] else "nvidia",
+            compute_capability=f"{p.major}.{p.minor}", multiprocessors=p.multi_processor_count,
+            l2_cache_bytes=int(getattr(p, "L2_cache_size", 0) or 0), memory_gb=round(p.total_memory / 2**30, 1),
+        )
+    return info
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        import torch
+        torch.cuda.synchronize()
+
+
+def _normalize(out: Any) -> tuple:
+    if isinstance(out, (tuple, list)):
+        return tuple(out)
+    return (out,)
+
+
+def _same(a, b) -> bool:
+    """Bitwise-equal tensors (NaN equal to NaN); used to detect mutated inputs."""
+    import torch
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        nan_a, nan_b = torch.isnan(a), torch.isnan(b)
+        return bool(torch.equal(nan_a, nan_b) and torch.equal(a[~nan_a], b[~nan_b]))
+    return bool(torch.equal(a, b))
+
+
+def _context_poisoned(device: str) -> bool:
+    """After an exception: does the device still work? A CUDA error poisons the context."""
+    if device != "cuda":
+        return False
+    try:
+        import torch
+        torch.cuda.synchronize()
+        torch.ones(1, device="cuda").add_(1).item()
+        return False
+    except Exception:
+        return True
+
+
+def seed_for(run_seed: int, *parts: Any) -> int:
+    return zlib.crc32(repr((run_seed,) + parts).encode()) & 0x7FFFFFFF
+
+
+class Evaluation:
+    """compile -> correctness over every (shape, dtype) and seed -> timing of what passed."""
+
+    def __init__(self, job: dict, send: Callable[[dict], None]):
+        self.job, self.send = job, send
+        self.task, self.backend, self.hw = job["task"], job["backend"], job["hw"]
+        self.device = self.hw.device
+
+    def run(self) -> None:
+        import torch
+        if self.device == "cuda":
+            torch.cuda.set_device(0)
+            # The contract's float32 means IEEE float32: no silent TF32 in references or baselines.
+            torch.backends.cuda.matmul.allow_tf32 = False
+            torch.backends.cudnn.allow_tf32 = False
+        fn = self.compile()
+        if fn is None:
+            return
+        passed = self.correctness(fn)
+        if passed is None:
+            return
+        if self.job["do_timing"]:
+            self.timing(fn, passed)
+
+    def compile(self):
+        from .errors import CompileError
+        self.send({"kind": "stage", "stage": "compile"})
+        try:
+            fn = self.backend.compile(self.task, self.job["source"], self.hw)
+        except CompileError as exc:
+            self.send({"kind": "compile", "ok": False, "message": _short(str(exc))})
+            return None
+        except Exception as exc:
+            self.send({"kind": "compile", "ok": False, "message": _short(f"{type(exc).__name__}: {exc}")})
+            return None
+        self.send({"kind": "compile", "ok": True})
+        return fn
+
+    def inputs(self, shape, dtype_name: str, seed: int) -> tuple:
+        import torch
+        from .task import DTYPES
+        gen = torch.Generator().manual_seed(seed)
+        values = self.task.make_inputs(shape, DTYPES[dtype_name], gen)
+        if not isinstance(values, tuple):
+            raise TypeError(f"task {self.task.name}: make_inputs must return a tuple, got {type(values).__name__}")
+        return tuple(v.to(self.device) if isinstance(v, torch.Tensor) else v for v in values)
+
+    def correctness(self, fn):
+        self.send({"kind": "stage", "stage": "correctness"})
+        passed = []
+        for shape_name, dtype_name in self.job["combos"]:
+            self.send({"kind": "begin", "stage": "correctness", "combo": [shape_name, dtype_name]})
+            shape = self.task.shape(shape_name)
+            try:
+                status, message, errs = self.check_combo(fn, shape, dtype_name)
+            except Exception as exc:
+                status, errs = "error", (None, None)
+                message = _short(f"{type(exc).__name__}: {exc}")
+                if self.backend.is_compile_error(exc):
+                    status = "compile_error"
+                elif _context_poisoned(self.device):
+                    self.send({"kind": "check", "combo": [shape_name, dtype_name], "status": "error",
+                               "message": "device context corrupted: " + message, "max_abs_err": None, "max_rel_err": None})
+                    self.send({"kind": "poisoned"})
+                    return None
+            self.send({"kind": "check", "combo": [shape_name, dtype_name], "status": status, "message": message,
+                       "max_abs_err": errs[0], "max_rel_err": errs[1]})
+            if status == "compile_error":
+                return None
+            if status == "correct":
+                passed.append((shape_name, dtype_name))
+        return passed
+
+    def check_combo(self, fn, shape, dtype_name: str):
+        import torch
+        from .contracts import CheckContext, upcast
+        from .task import DTYPES
+        contract = self.task.contract
+        worst = (0.0, 0.0)
+        for k in range(self.job["seeds"]):
+            seed = seed_for(self.job["run_seed"], self.task.name, shape.name, dtype_name, k)
+            inputs = self.inputs(shape, dtype_name, seed)
+            pristine = tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in inputs)
+            # The candidate runs first, on its own copy, before the reference touches the device.
+            out = _normalize(self.backend.run(fn, inputs))
+            _sync(self.device)
+            for i, (a, b) in enumerate(zip(inputs, pristine)):
+                if isinstance(a, torch.Tensor) and not _same(a, b):
+                    return "incorrect", f"seed {k}: candidate modified input[{i}]", worst
+            with torch.no_grad():
+                expected = _normalize(self.task.reference(*(v.clone() if isinstance(v, torch.Tensor) else v for v in pristine)))
+            problem = self.structure_problem(out, expected, pristine)
+            if problem:
+                return "incorrect", f"seed {k}: {problem}", worst
+            cache: dict = {}
+
+            def reference(_p=pristine, _c=cache):
+                if "ref" not in _c:
+                    with torch.no_grad():
+                        _c["ref"] = _normalize(self.task.reference(*upcast(_p, contract.reference_precision)))
+                return _c["ref"]
+
+            ctx = CheckContext(
+                dtype=DTYPES[dtype_name],
+                inputs=pristine, outputs=out, reference=reference,
+                candidate=lambda *a: _normalize(self.backend.run(fn, a)),
+                make_inputs=lambda s, _sh=shape: self.inputs(_sh, dtype_name, s),
+            )
+            res = contract.check(ctx)
+            _sync(self.device)
+            if not res.ok:
+                return "incorrect", f"seed {k}: {res.message}", worst
+            worst = (max(worst[0], res.max_abs_err or 0.0), max(worst[1], res.max_rel_err or 0.0))
+        return "correct", "", worst
+
+    def structure_problem(self, out: tuple, expected: tuple, inputs: tuple) -> str | None:
+        import torch
+        if len(out) != len(expected):
+            return f"returned {len(out)} outputs, expected {len(expected)}"
+        input_ptrs = {v.untyped_storage().data_ptr() for v in inputs if isinstance(v, torch.Tensor) and v.numel()}
+        for i, (o, e) in enumerate(zip(out, expected)):
+            if type(o) is not torch.Tensor:
+                return f"output[{i}] is {type(o).__name__}, expected a plain torch.Tensor"
+            if o.shape != e.shape:
+                return f"output[{i}] has shape {tuple(o.shape)}, expected {tuple(e.shape)}"
+            if o.dtype != e.dtype:
+                return f"output[{i}] has dtype {o.dtype}, expected {e.dtype}"
+            if o.device.type != e.device.type:
+                return f"output[{i}] is on {o.device}, expected {e.device}"
+            if o.numel() and o.untyped_storage().data_ptr() in input_ptrs:
+                return f"output[{i}] aliases an input's storage"
+        return None
+
+    def timing(self, fn, passed) -> None:
+        from .timing import TimingSettings
+        settings: TimingSettings = self.job["timing"]
+        self.send({"kind": "stage", "stage": "timing"})
+        for shape_name, dtype_name in passed:
+            self.send({"kind": "begin", "stage": "timing", "combo": [shape_name, dtype_name]})
+            shape = self.task.shape(shape_name)
+            try:
+                arg_sets = [self.inputs(shape, dtype_name, seed_for(self.job["run_seed"], "timing", self.task.name, shape_name, dtype_name, k))
+                            for k in range(settings.pool_size)]
+                timing = self.backend.time(fn, arg_sets, self.hw, settings)
+                self.send({"kind": "timed", "combo": [shape_name, dtype_name], "timing": timing.as_dict()})
+            except Exception as exc:
+                self.send({"kind": "timed", "combo": [shape_name, dtype_name], "error": _short(f"{type(exc).__name__}: {exc}")})
+                if _context_poisoned(self.device):
+                    self.send({"kind": "poisoned"})
+                    return
+            finally:
+                arg_sets = None
