@@ -44,6 +44,11 @@ class Backend:
         """True when kernels run in an emulator: times are recorded but are not performance."""
         return False
 
+    def static_problem(self, task: "Task", source: Path) -> str | None:
+        """A one-line reason the candidate file cannot work, found without running it (parse
+        errors, missing entry point), or None. Such candidates are recorded as compile errors."""
+        return None
+
     # --- worker side -------------------------------------------------------------------
     def compile(self, task: "Task", source: Path | None, hw: "HardwareProfile") -> Callable[..., Any]:
         """Build the candidate; return a callable taking the task's inputs. Raise

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .backend import Backend
-from .candidate import source_hash, static_entry_problem
+from .candidate import source_hash
 from .errors import BadInput, Unavailable
 from .hardware import HardwareProfile, resolve_profile
 from .isolation import Limits, WorkerOutcome, run_worker
@@ -186,9 +186,7 @@ class Runner:
         backend = self.reg.backend(self.opt.backend)
         if backend.is_baseline:
             raise BadInput(f"{backend.name} is a baseline; pick a kernel backend (see `mkbench list backends`)")
-        if hw.backends and backend.name not in hw.backends:
-            raise BadInput(f"hardware profile {hw.name} does not list backend {backend.name} (it lists {', '.join(hw.backends)})")
-        backend.availability(hw)
+        backend.availability(hw)  # the backend, not the profile, decides: plugins add backends profiles never heard of
         tasks = self.reg.select_tasks(self.opt.tasks, self.opt.categories)
         if self.opt.solutions is not None:
             self._check_solutions_dir(backend)
@@ -221,9 +219,7 @@ class Runner:
         else:
             source = self.opt.solutions / task.category / f"{task.name}{backend.suffix}"
             missing = None if source.exists() else f"no candidate file {task.category}/{task.name}{backend.suffix} in {self.opt.solutions}"
-        invalid = None
-        if not missing and backend.suffix == ".py":
-            invalid = static_entry_problem(source, task.name)
+        invalid = None if missing else backend.static_problem(task, source)
         return Unit(task, backend, self.opt.method_name, source, combos, skipped, missing, invalid)
 
     def _check_solutions_dir(self, backend: Backend) -> None:

@@ -6,7 +6,7 @@ import importlib.util
 from pathlib import Path
 
 from mkbench.backend import Backend
-from mkbench.candidate import ENTRY_POINT, load_python_candidate
+from mkbench.candidate import ENTRY_POINT, load_python_candidate, static_entry_problem
 from mkbench.errors import Unavailable
 from mkbench.hookspecs import hookimpl
 
@@ -38,6 +38,9 @@ class TritonBackend(Backend):
 
     def reference_dir(self):
         return Path(__file__).parent / "kernels"
+
+    def static_problem(self, task, source):
+        return static_entry_problem(source, task.name)
 
     def compile(self, task, source, hw):
         return load_python_candidate(source, task.name)

@@ -1,0 +1,117 @@
+"""A candidate that crashes, exits, hangs, raises, returns garbage or mutates its inputs costs only
+its own verdict: the run goes on with a fresh worker and the next candidate is judged normally."""
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mkbench.store import Store
+
+REFS = Path(__file__).resolve().parent.parent / "backends" / "triton" / "kernels"
+
+CANDIDATES = {
+    "segfault": "import ctypes\ndef kernel_function(x):\n    return ctypes.string_at(0)\n",
+    "exit": "import os\ndef kernel_function(*args):\n    os._exit(3)\n",
+    "hang": "def kernel_function(*args):\n    while True:\n        pass\n",
+    "raises": "def kernel_function(*args):\n    raise RuntimeError('boom from candidate')\n",
+    "identity": "def kernel_function(x, *rest):\n    return x.clone()\n",
+    "mutates": textwrap.dedent("""
+        import importlib.util, pathlib
+        _p = pathlib.Path(%r) / 'activation' / 'gelu.py'
+        _s = importlib.util.spec_from_file_location('_ref_gelu', _p); _m = importlib.util.module_from_spec(_s); _s.loader.exec_module(_m)
+        def kernel_function(x):
+            y = _m.kernel_function(x)
+            x.zero_()
+            return y
+    """) % str(REFS),
+    "syntax": "def kernel_function(x)\n    return x\n",
+    "no_entry": "def something_else(x):\n    return x\n",
+}
+
+
+def _solutions(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
+    root = tmp_path / name
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def _verdicts(store_path, method):
+    rows = Store(store_path).results()
+    out = {}
+    for r in rows:
+        if r["method"] == method and r["verdict"] != "skipped":
+            out.setdefault(r["task"], set()).add(r["verdict"])
+    return out, [r for r in rows if r["method"] == method]
+
+
+def _run(cli, solutions, method, store_path, *extra):
+    return cli("run", "--solutions", solutions, "--method", method, "--task", "gelu", "--task", "quantize_int8_rowwise",
+               "--task", "dropout", "--baselines", "none", "--seeds", "1", "--timeout-step", "15",
+               "--store", store_path, "--no-progress", *extra)
+
+
+def test_crash_and_hang_cost_only_their_own_verdict(tmp_path, cli, store_path):
+    good = (REFS / "quantization" / "quantize_int8_rowwise.py").read_text()
+    sol = _solutions(tmp_path, "a", {"activation/gelu.py": CANDIDATES["segfault"],
+                                     "quantization/quantize_int8_rowwise.py": good,
+                                     "random/dropout.py": CANDIDATES["hang"]})
+    code, out, err = _run(cli, sol, "a", store_path)
+    assert code == 0, err
+    verdicts, rows = _verdicts(store_path, "a")
+    # the step that crashed or hung gets the verdict; the candidate's later steps are "not_run"
+    assert verdicts == {"gelu": {"crash", "not_run"}, "quantize_int8_rowwise": {"correct"}, "dropout": {"timeout", "not_run"}}
+    crash = next(r for r in rows if r["task"] == "gelu" and r["correct_status"] == "crash")
+    assert "SIGSEGV" in crash["error"]
+    assert "time limit" in next(r for r in rows if r["task"] == "dropout" and r["verdict"] == "timeout")["error"]
+
+
+def test_exit_raise_and_wrong_answers(tmp_path, cli, store_path):
+    sol = _solutions(tmp_path, "b", {"activation/gelu.py": CANDIDATES["exit"],
+                                     "quantization/quantize_int8_rowwise.py": CANDIDATES["raises"],
+                                     "random/dropout.py": CANDIDATES["identity"]})
+    code, _, err = _run(cli, sol, "b", store_path)
+    assert code == 0, err
+    verdicts, rows = _verdicts(store_path, "b")
+    assert verdicts == {"gelu": {"crash", "not_run"}, "quantize_int8_rowwise": {"error"}, "dropout": {"incorrect"}}
+    assert any("exit code 3" in (r["error"] or "") for r in rows if r["task"] == "gelu")
+    assert all("boom from candidate" in r["error"] for r in rows if r["task"] == "quantize_int8_rowwise" and r["verdict"] == "error")
+
+
+def test_mutation_and_invalid_files(tmp_path, cli, store_path):
+    sol = _solutions(tmp_path, "c", {"activation/gelu.py": CANDIDATES["mutates"],
+                                     "quantization/quantize_int8_rowwise.py": CANDIDATES["syntax"],
+                                     "random/dropout.py": CANDIDATES["no_entry"]})
+    code, _, err = _run(cli, sol, "c", store_path)
+    assert code == 3  # the run completes, but invalid candidate files make the exit non-zero
+    assert "syntax error" in err and "defines neither `kernel_function` nor `dropout`" in err
+    verdicts, rows = _verdicts(store_path, "c")
+    assert verdicts == {"gelu": {"incorrect"}, "quantize_int8_rowwise": {"compile_error"}, "dropout": {"compile_error"}}
+    assert all("modified input[0]" in r["error"] for r in rows if r["task"] == "gelu" and r["verdict"] != "skipped")
+
+
+@pytest.mark.gpu
+def test_illegal_address_is_isolated(tmp_path, cli, store_path):
+    bad = textwrap.dedent("""
+        import torch, triton, triton.language as tl
+        @triton.jit
+        def _k(y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs + (1 << 40), tl.zeros([BLOCK], tl.float32))
+        def kernel_function(x):
+            y = torch.empty_like(x)
+            _k[(4,)](y, y.numel(), BLOCK=1024)
+            return y
+    """)
+    good = (REFS / "quantization" / "quantize_int8_rowwise.py").read_text()
+    sol = _solutions(tmp_path, "d", {"activation/gelu.py": bad, "quantization/quantize_int8_rowwise.py": good,
+                                     "random/dropout.py": CANDIDATES["identity"]})
+    code, _, err = _run(cli, sol, "d", store_path)
+    assert code == 0, err
+    verdicts, _ = _verdicts(store_path, "d")
+    assert verdicts["gelu"] & {"error", "crash"} and "correct" not in verdicts["gelu"]
+    assert verdicts["quantize_int8_rowwise"] == {"correct"}

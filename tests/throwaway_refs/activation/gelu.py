@@ -1,0 +1,1 @@
+# placeholder: the throwaway backend evaluates the task's reference
