@@ -52,8 +52,9 @@ class Shape:
 class Task:
     """One benchmark problem.
 
-    ``make_inputs(shape, dtype, generator)`` returns a tuple of CPU tensors and Python scalars;
-    the harness moves tensors to the device. ``reference(*inputs)`` is the PyTorch definition.
+    ``make_inputs(shape, dtype, generator)`` returns a tuple of tensors and Python scalars; the
+    generator lives on the worker's device and tensors must be created there (``device=gen.device``;
+    the helpers in :mod:`mkbench.taskkit` do this). ``reference(*inputs)`` is the PyTorch definition.
     ``flops(shape)`` and ``bytes(shape, dtype)`` feed the roofline; ``bytes`` counts each input
     read once and each output written once.
     """

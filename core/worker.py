@@ -152,7 +152,7 @@ class Evaluation:
     def inputs(self, shape, dtype_name: str, seed: int) -> tuple:
         import torch
         from .task import DTYPES
-        gen = torch.Generator().manual_seed(seed)
+        gen = torch.Generator(device=self.device).manual_seed(seed)
         values = self.task.make_inputs(shape, DTYPES[dtype_name], gen)
         if not isinstance(values, tuple):
             raise TypeError(f"task {self.task.name}: make_inputs must return a tuple, got {type(values).__name__}")

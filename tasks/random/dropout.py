@@ -17,7 +17,7 @@ from scipy import stats
 
 from mkbench import Shape, Task
 from mkbench.contracts import CheckResult, Custom
-from mkbench.taskkit import nbytes, randn
+from mkbench.taskkit import nbytes, randn, seed_from
 
 ALPHA = 1e-6
 
@@ -87,7 +87,7 @@ def check(ctx):
 
 def make_inputs(shape, dtype, gen):
     x = randn(gen, (shape["rows"], shape["cols"]), dtype, scale=2.0, offset=0.5)
-    seed = int(torch.randint(0, 2**31 - 2, (1,), generator=gen))
+    seed = seed_from(gen)
     return (x, float(shape["p"]), seed)
 
 
