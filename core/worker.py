@@ -222,7 +222,7 @@ class Evaluation:
             res = contract.check(ctx)
             _sync(self.device)
             if not res.ok:
-                return "incorrect", f"seed {k}: {res.message}", worst
+                return "incorrect", f"seed {k}: {res.message}", (res.max_abs_err, res.max_rel_err)
             worst = (max(worst[0], res.max_abs_err or 0.0), max(worst[1], res.max_rel_err or 0.0))
         return "correct", "", worst
 
