@@ -54,7 +54,10 @@ class TritonBackend(Backend):
             from triton.runtime.errors import OutOfResources
         except ImportError:  # pragma: no cover
             OutOfResources = ()
-        return isinstance(exc, (CompilationError, OutOfResources))
+        if isinstance(exc, (CompilationError, OutOfResources)):
+            return True
+        # Triton's MLIR pipeline reports backend failures (e.g. a pass assertion) as RuntimeError.
+        return isinstance(exc, RuntimeError) and "PassManager::run failed" in str(exc)
 
 
 @hookimpl

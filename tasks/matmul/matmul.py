@@ -1,8 +1,17 @@
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import AllClose
+from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
 from mkbench.taskkit import itemsize, randn
+
+# float32 atol, derived: a float32 accumulation over K terms carries an error that grows like
+# u * sqrt(K) * rms(C) (u = 2^-24), independent of how good the kernel is. At K = 8192, measured on
+# an H100 over 4 seeds, cuBLAS (TF32 off) and the Triton reference kernel both reach max |err| =
+# 2.8-3.1e-5 x rms among the 67M outputs, 0.8-1.04x the default bound (1e-5 x rms): a correct kernel
+# would fail at random. 5e-5 x rms puts them at 0.2x the bound, while TF32 products
+# (10-bit mantissa) still fail by 30-40x and bfloat16 operands by 250x or more; rtol stays 1e-4.
+# float16 and bfloat16 keep their defaults.
+TOLERANCES = dict(DEFAULT_TOLERANCES, float32=Tol(rtol=1e-4, atol=5e-5))
 
 
 def reference(a, b):
@@ -11,7 +20,7 @@ def reference(a, b):
 
 def make_inputs(shape, dtype, gen):
     m, k, n = shape["M"], shape["K"], shape["N"]
-    # Zero-mean operands with a few outliers: products cancel, so atol (x rms) and rtol both matter.
+    # Near-zero-mean operands with a few outliers: products cancel, so atol (x rms) and rtol both matter.
     a = randn(gen, (m, k), dtype, scale=1.0, offset=0.05, outliers=1e-3, outlier_scale=8.0)
     b = randn(gen, (k, n), dtype, scale=0.5, offset=-0.02, outliers=1e-3, outlier_scale=8.0)
     return (a, b)
@@ -39,7 +48,7 @@ TASK = Task(
         Shape("large", {"M": 8192, "K": 8192, "N": 8192}, "large"),
     ],
     dtypes=("float32", "float16", "bfloat16"),
-    contract=AllClose(),
+    contract=AllClose(tolerances=TOLERANCES),
     flops=flops,
     bytes=nbytes_moved,
 )

@@ -1,10 +1,22 @@
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import AllClose
+from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
 from mkbench.taskkit import nbytes, randn
 
 EPS = 1e-5
+
+
+# float32 atol, derived: the exact mean of values near 100 is not a float32; rounding it alone
+# shifts every centred value by up to ulp(100)/2 = 3.8e-6, so outputs move by up to
+# 3.8e-6 * rstd * |w| (about 8e-6 here), and a float32 sum of C values near 100 adds a few more
+# ulp(100) to the mean. Near-zero outputs are judged by atol alone, and the default 1e-5 x rms
+# (about 1.2e-5) is already half used by that rounding. Measured on the large shape: torch's own
+# float32 layer_norm reaches 1.5-2.0x the default bound (CPU and CUDA, eager and compiled), a
+# plain two-pass Triton kernel 1.4-1.7x. With 5e-5 x rms those sit at 0.3-0.45 of the bound,
+# while the one-pass E[x^2] - E[x]^2 variance still fails by 20x or more; rtol (untouched, 1e-4)
+# still judges every output away from zero. bfloat16 keeps its default.
+TOLERANCES = dict(DEFAULT_TOLERANCES, float32=Tol(rtol=1e-4, atol=5e-5))
 
 
 def reference(x, weight, bias):
@@ -43,7 +55,7 @@ TASK = Task(
         Shape("large", {"rows": 16384, "cols": 4096}, "large"),
     ],
     dtypes=("float32", "bfloat16"),
-    contract=AllClose(),
+    contract=AllClose(tolerances=TOLERANCES),
     flops=flops,
     bytes=nbytes_moved,
 )

@@ -59,12 +59,12 @@ def kernel_function(x, weight, bias):
     weight = weight.contiguous()
     bias = bias.contiguous()
     C = x.shape[-1]
-    x2 = x.view(-1, C)
     y = torch.empty_like(x)
+    if x.numel() == 0:
+        return y
+    x2 = x.view(-1, C)
     y2 = y.view(-1, C)
     R = x2.shape[0]
-    if R == 0 or C == 0:
-        return y
     single = triton.next_power_of_2(C) <= MAX_FUSED
     BLOCK = triton.next_power_of_2(C) if single else LOOP_BLOCK
     num_warps = 4 if BLOCK <= 1024 else (8 if BLOCK <= 4096 else 16)
