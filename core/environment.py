@@ -3,6 +3,7 @@ environment (versions, clocks seen, git revision), as asv does."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import platform
 import shutil
@@ -69,6 +70,19 @@ def git_revision() -> str | None:
     return rev + ("+dirty" if dirty else "")
 
 
+def source_digest() -> str:
+    """Hash of mkbench's own source files: identifies the code where no git checkout travels
+    (e.g. a copied working tree on a GPU machine)."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for folder in ("core", "backends", "tasks", "hardware_profiles"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.suffix in (".py", ".yaml") and "__pycache__" not in path.parts:
+                h.update(str(path.relative_to(root)).encode())
+                h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def run_environment(probe: dict[str, Any]) -> dict[str, Any]:
     versions = {}
     for name in PACKAGES:
@@ -82,5 +96,6 @@ def run_environment(probe: dict[str, Any]) -> dict[str, Any]:
         "torch_runtime": {k: probe.get(k) for k in ("torch", "torch_cuda", "torch_hip", "triton")},
         "device_name": probe.get("device_name", "cpu"),
         "git_revision": git_revision(),
+        "source_digest": source_digest(),
         "gpu_state_at_start": gpu_state(),
     }

@@ -323,6 +323,9 @@ def summarize_run(store: Store, run_id: int) -> list[dict[str, Any]]:
             "correct": f"{len(correct)}/{len(evaluated)}", "skipped": len(rows) - len(evaluated),
             "speedup_eager": _geomean([r["speedup_eager"] for r in correct if r["speedup_eager"]]),
             "speedup_compile": _geomean([r["speedup_compile"] for r in correct if r["speedup_compile"]]),
+            # Small shapes measure launch overhead; the large shapes measure the kernel.
+            "speedup_eager_large": _geomean([r["speedup_eager"] for r in correct if r["speedup_eager"] and r["shape_role"] == "large"]),
+            "speedup_compile_large": _geomean([r["speedup_compile"] for r in correct if r["speedup_compile"] and r["shape_role"] == "large"]),
             "interpreted": any(r["interpreted"] for r in rows),
             "error": first_error,
         })

@@ -7,6 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from .cli.common import SPEEDUP_HEADERS, speedup_cells
 from .pipeline import summarize_run
 from .store import Store
 
@@ -26,15 +27,17 @@ def markdown_report(store: Store, run_ids: list[int]) -> str:
                 f"- host: {m.get('hostname')}, {m.get('cpu')}, {m.get('os')}",
                 f"- status: {run.status}; started {run.started}, finished {run.finished}; seed {run.seed}",
                 f"- software: python {env.get('python')}, " + ", ".join(f"{k} {v}" for k, v in sorted(env.get('packages', {}).items())),
-                f"- mkbench revision: {env.get('git_revision')}",
+                f"- mkbench revision: {env.get('git_revision')} (source digest {env.get('source_digest')})",
                 f"- GPU state at start: {env.get('gpu_state_at_start')}; at end: {env.get('gpu_state_at_end')}", ""]
         summary = summarize_run(store, rid)
         rows = [[s["category"], s["task"], s["method"], s["verdict"], s["correct"],
-                 "" if s["is_baseline"] else ("interpreted" if s["interpreted"] else _num(s["speedup_eager"], ".2f")),
-                 "" if s["is_baseline"] else ("interpreted" if s["interpreted"] else _num(s["speedup_compile"], ".2f")),
+                 *speedup_cells(s, lambda x: _num(x, ".2f")),
                  (s["error"] or "")[:90].replace("\n", " ").replace("|", "/")] for s in summary]
-        out += ["### Summary", "", tabulate(rows, headers=["category", "task", "method", "verdict", "correct",
-                                                            "speedup vs eager", "speedup vs compile", "first error"], tablefmt="github"), ""]
+        out += ["### Summary", "",
+                "Speedup = baseline median / candidate median per shape and dtype; geometric mean over all shapes and "
+                "dtypes, and over the large (timing) shapes only: small shapes mostly measure launch overhead.", "",
+                tabulate(rows, headers=["category", "task", "method", "verdict", "correct", *SPEEDUP_HEADERS, "first error"],
+                         tablefmt="github"), ""]
         cands = [s for s in summary if not s["is_baseline"]]
         out += [f"{sum(s['verdict'] == 'correct' for s in cands)}/{len(cands)} candidates correct on every evaluated shape and dtype.", ""]
         detail = []
