@@ -44,6 +44,11 @@ class Backend:
         """True when kernels run in an emulator: times are recorded but are not performance."""
         return False
 
+    def unsupported(self, task: "Task", dtype: str) -> str | None:
+        """Why this backend cannot express ``task`` at ``dtype`` (e.g. no bfloat16 type in its
+        language), or None. Such combinations are recorded as skipped with the reason."""
+        return None
+
     def static_problem(self, task: "Task", source: Path) -> str | None:
         """A one-line reason the candidate file cannot work, found without running it (parse
         errors, missing entry point), or None. Such candidates are recorded as compile errors."""

@@ -12,7 +12,8 @@ import yaml
 from .errors import BadInput
 
 PEAK_KEYS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8")
-DEVICES = ("cuda", "cpu")
+# "cuda" covers torch.cuda on NVIDIA and ROCm; "xpu" is Intel's torch device; "tpu" is reached through JAX.
+DEVICES = ("cuda", "xpu", "tpu", "cpu")
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,8 @@ class HardwareProfile:
         """Whether a worker's device probe satisfies this profile's detection rule."""
         rule = self.detect
         if rule.get("no_accelerator"):
-            return not probe.get("cuda_available")
-        if not probe.get("cuda_available"):
+            return not probe.get("accelerator")
+        if probe.get("accelerator") != self.device:
             return False
         if "vendor" in rule and rule["vendor"] != probe.get("vendor"):
             return False
@@ -54,7 +55,7 @@ class HardwareProfile:
         rule = self.detect
         if rule.get("no_accelerator"):
             return "no accelerator"
-        return f"a {self.vendor} device matching /{rule.get('device_name_regex', '.*')}/"
+        return f"a {self.device} device matching /{rule.get('device_name_regex', '.*')}/ (vendor {self.vendor})"
 
 
 def _fail(path: Path, fieldname: str, why: str) -> BadInput:
@@ -113,6 +114,11 @@ def parse_profile(path: str | Path, data: Any) -> HardwareProfile:
             raise _fail(path, "detect.device_name_regex", f"is not a valid regex: {exc}") from None
     elif not detect.get("no_accelerator"):
         raise _fail(path, "detect", "needs device_name_regex or no_accelerator: true")
+    if not isinstance(detect.get("priority", 0), int):
+        raise _fail(path, "detect.priority", f"must be an integer, got {detect['priority']!r}")
+    unknown = set(detect) - {"device_name_regex", "no_accelerator", "vendor", "min_memory_gb", "priority"}
+    if unknown:
+        raise _fail(path, f"detect.{sorted(unknown)[0]}", "is not a known detection rule")
     skip = data.get("skip", {}) or {}
     if not isinstance(skip, dict):
         raise _fail(path, "skip", "must be a mapping")
@@ -157,13 +163,14 @@ def load_profile_dir(root: str | Path) -> list[HardwareProfile]:
 
 def resolve_profile(requested: str, profiles: dict[str, HardwareProfile], probe: dict[str, Any]) -> HardwareProfile:
     """``auto`` picks the matching profile; a named profile must match the device present."""
-    found = probe.get("device_name") if probe.get("cuda_available") else "no GPU (CPU only)"
+    found = probe.get("device_name") if probe.get("accelerator") else "no GPU (CPU only)"
     if requested == "auto":
         matches = [p for p in profiles.values() if p.matches(probe)]
         if not matches:
             raise BadInput(f"--hw auto: no hardware profile matches the device found ({found}); add a profile or pass --hw")
-        # The most specific rule wins (e.g. 'H100 PCIe' over 'H100').
-        return max(matches, key=lambda p: len(p.detect.get("device_name_regex", "")))
+        # Explicit priority first (a plugin's extra CPU profile must not displace `cpu`), then the
+        # most specific rule (e.g. 'H100 PCIe' over 'H100').
+        return max(matches, key=lambda p: (p.detect.get("priority", 0), len(p.detect.get("device_name_regex", ""))))
     if requested not in profiles:
         raise BadInput(f"unknown hardware profile {requested!r} (known: {', '.join(sorted(profiles))})")
     profile = profiles[requested]

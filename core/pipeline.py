@@ -200,7 +200,10 @@ class Runner:
             combos, skipped = [], []
             for shape in task.shapes:
                 for dtype in task.dtypes:
-                    if task.name in hw.skip_tasks:
+                    why_not = backend.unsupported(task, dtype)
+                    if why_not:
+                        skipped.append((shape.name, dtype, f"backend {backend.name}: {why_not}"))
+                    elif task.name in hw.skip_tasks:
                         skipped.append((shape.name, dtype, f"hardware profile {hw.name} skips task {task.name}"))
                     elif shape.role in hw.skip_shape_roles:
                         skipped.append((shape.name, dtype, f"hardware profile {hw.name} skips {shape.role} shapes"))

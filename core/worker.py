@@ -60,7 +60,9 @@ def probe() -> dict[str, Any]:
         info["triton"] = triton.__version__
     except Exception as exc:
         info["triton"] = f"unavailable ({type(exc).__name__})"
+    info["accelerator"] = None
     if info["cuda_available"]:
+        info["accelerator"] = "cuda"
         p = torch.cuda.get_device_properties(0)
         info.update(
             device_name=p.name, device_count=torch.cuda.device_count(),
@@ -68,6 +70,17 @@ def probe() -> dict[str, Any]:
             compute_capability=f"{p.major}.{p.minor}", multiprocessors=p.multi_processor_count,
             l2_cache_bytes=int(getattr(p, "L2_cache_size", 0) or 0), memory_gb=round(p.total_memory / 2**30, 1),
         )
+    elif getattr(torch, "xpu", None) is not None and torch.xpu.is_available():
+        info.update(accelerator="xpu", vendor="intel", device_name=torch.xpu.get_device_name(0),
+                    device_count=torch.xpu.device_count())
+    elif os.path.exists("/dev/accel0") or os.environ.get("TPU_NAME"):
+        try:
+            import jax
+            tpus = [d for d in jax.devices() if d.platform == "tpu"]
+        except Exception:
+            tpus = []
+        if tpus:
+            info.update(accelerator="tpu", vendor="google", device_name=tpus[0].device_kind, device_count=len(tpus))
     return info
 
 

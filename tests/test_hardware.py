@@ -4,9 +4,9 @@ from mkbench.errors import BadInput
 from mkbench.hardware import resolve_profile
 from mkbench.plugins import build_registry
 
-H100 = {"cuda_available": True, "vendor": "nvidia", "device_name": "NVIDIA H100 80GB HBM3"}
-H200 = {"cuda_available": True, "vendor": "nvidia", "device_name": "NVIDIA H200"}
-CPU = {"cuda_available": False}
+H100 = {"accelerator": "cuda", "vendor": "nvidia", "device_name": "NVIDIA H100 80GB HBM3"}
+H200 = {"accelerator": "cuda", "vendor": "nvidia", "device_name": "NVIDIA H200"}
+CPU = {"accelerator": None}
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def test_named_profile_must_match_device(profiles):
 
 def test_unknown_gpu_has_no_profile(profiles):
     with pytest.raises(BadInput, match="no hardware profile matches the device found \\(NVIDIA A10\\)"):
-        resolve_profile("auto", profiles, {"cuda_available": True, "vendor": "nvidia", "device_name": "NVIDIA A10"})
+        resolve_profile("auto", profiles, {"accelerator": "cuda", "vendor": "nvidia", "device_name": "NVIDIA A10"})
 
 
 def test_profiles_cite_their_numbers():

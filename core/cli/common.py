@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,19 @@ from tabulate import tabulate
 from ..store import SCHEMA_VERSION, Store
 
 DEFAULT_STORE = "mkbench.sqlite"
+
+
+def add_tasks_dir_option(parser) -> None:
+    parser.add_argument("--tasks-dir", action="append", default=[], type=Path,
+                        help="extra folder of <category>/<task>.py task files (also: MKBENCH_TASK_DIRS)")
+
+
+def use_tasks_dirs(args) -> None:
+    """--tasks-dir reaches the built-in task plugin through MKBENCH_TASK_DIRS, so spawned
+    workers and plugins see the same task set."""
+    if args.tasks_dir:
+        current = [p for p in os.environ.get("MKBENCH_TASK_DIRS", "").split(os.pathsep) if p]
+        os.environ["MKBENCH_TASK_DIRS"] = os.pathsep.join(current + [str(d.resolve()) for d in args.tasks_dir])
 
 
 def _fmt(x: float | None) -> str:

@@ -8,6 +8,7 @@ from tabulate import tabulate
 
 from ..plugins import build_registry
 from ..task import CATEGORIES
+from .common import add_tasks_dir_option, use_tasks_dirs
 
 
 def add_parser(sub) -> None:
@@ -15,9 +16,11 @@ def add_parser(sub) -> None:
     p.add_argument("what", choices=["tasks", "backends", "hw"])
     p.add_argument("--category", action="append", default=[], help="tasks: only this category")
     p.add_argument("--verbose", "-v", action="store_true", help="more detail (backends: candidate contracts)")
+    add_tasks_dir_option(p)
 
 
 def run(args) -> int:
+    use_tasks_dirs(args)
     reg = build_registry()
     reg.raise_problems()
     if args.what == "tasks":

@@ -13,7 +13,7 @@ from ..pipeline import RunOptions, Runner, summarize_run
 from ..plugins import build_registry
 from ..store import Store
 from ..timing import TimingSettings
-from .common import DEFAULT_STORE, export_json, print_summary
+from .common import DEFAULT_STORE, add_tasks_dir_option, export_json, print_summary, use_tasks_dirs
 
 
 def add_parser(sub) -> None:
@@ -34,6 +34,7 @@ def add_parser(sub) -> None:
     p.add_argument("--timeout-compile", type=float, default=300.0, help="seconds allowed to compile a candidate")
     p.add_argument("--timeout-step", type=float, default=180.0, help="seconds allowed for one correctness check or timing")
     p.add_argument("--no-progress", action="store_true", help="plain log lines instead of a progress bar")
+    add_tasks_dir_option(p)
 
 
 def run(args) -> int:
@@ -44,6 +45,7 @@ def run(args) -> int:
     baselines = None
     if args.baselines is not None:
         baselines = [] if args.baselines == "none" else [b.strip() for b in args.baselines.split(",") if b.strip()]
+    use_tasks_dirs(args)
     registry = build_registry()
     registry.raise_problems()
     options = RunOptions(
