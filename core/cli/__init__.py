@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from ..errors import MkbenchError
-from . import list_cmd, plugins_cmd, report_cmd, run_cmd
+from . import export_cmd, list_cmd, plugins_cmd, report_cmd, run_cmd
 
-COMMANDS = {"run": run_cmd, "list": list_cmd, "plugins": plugins_cmd, "report": report_cmd}
+COMMANDS = {"run": run_cmd, "list": list_cmd, "plugins": plugins_cmd, "report": report_cmd, "export": export_cmd}
 
 
 def main(argv: list[str] | None = None) -> int:

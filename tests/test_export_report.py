@@ -1,0 +1,50 @@
+"""Report and export read a real store: the H100 run committed under reports/."""
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+H100_STORE = Path(__file__).resolve().parent.parent / "reports" / "2026-11-22-h100-triton-reference" / "results.sqlite"
+
+
+@pytest.fixture
+def h100_store(tmp_path):
+    path = tmp_path / "h100.sqlite"
+    shutil.copy(H100_STORE, path)
+    return path
+
+
+def test_markdown_report_states_environment(cli, h100_store):
+    code, out, err = cli("report", "--store", h100_store)
+    assert code == 0, err
+    assert "NVIDIA H100 80GB HBM3" in out and "driver 580.159.04" in out and "triton 3.6.0" in out
+    assert "15/15 candidates correct" in out
+    assert "| matmul" in out
+
+
+def test_export_jsonl_and_csv_with_filters(cli, h100_store, tmp_path):
+    code, _, err = cli("export", "--store", h100_store, "--format", "jsonl", "--no-baselines", "-o", tmp_path / "r.jsonl")
+    assert code == 0, err
+    rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert rows and all(r["is_baseline"] == 0 for r in rows)
+    assert {r["device_name"] for r in rows} == {"NVIDIA H100 80GB HBM3"}
+    assert all(r["run"]["environment"]["packages"]["torch"] == "2.11.0" for r in rows)
+    assert len({r["task"] for r in rows}) == 15
+
+    code, _, err = cli("export", "--store", h100_store, "--format", "csv", "--task", "matmul", "--dtype", "bfloat16",
+                       "-o", tmp_path / "r.csv")
+    assert code == 0, err
+    table = list(csv.DictReader(open(tmp_path / "r.csv")))
+    assert {(r["task"], r["dtype"]) for r in table} == {("matmul", "bfloat16")}
+    assert {r["method"] for r in table} == {"eager", "torch_compile", "reference"}
+    large = next(r for r in table if r["method"] == "reference" and r["shape"] == "large")
+    assert float(large["time_median_us"]) > 0 and float(large["speedup_eager"]) > 0
+    assert json.loads(large["run_environment_json"])["machine"]["device_name"] == "NVIDIA H100 80GB HBM3"
+
+
+def test_export_unknown_run_is_bad_input(cli, h100_store):
+    code, _, err = cli("export", "--store", h100_store, "--format", "csv", "--run", "99")
+    assert code == 2 and "no run 99" in err
