@@ -6,9 +6,11 @@ import argparse
 import sys
 
 from ..errors import MkbenchError
-from . import export_cmd, list_cmd, plugins_cmd, report_cmd, run_cmd
+from . import export_cmd, import_cmd, list_cmd, plugins_cmd, report_cmd, run_cmd, validate_cmd
 
-COMMANDS = {"run": run_cmd, "list": list_cmd, "plugins": plugins_cmd, "report": report_cmd, "export": export_cmd}
+COMMANDS = {"run": run_cmd, "list": list_cmd, "plugins": plugins_cmd, "report": report_cmd, "export": export_cmd,
+            "validate": validate_cmd}
+COMMANDS["import"] = import_cmd  # mkbench import kernelbench|kernelbench-x
 
 
 def main(argv: list[str] | None = None) -> int:

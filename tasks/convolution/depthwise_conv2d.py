@@ -36,7 +36,7 @@ TASK = Task(
     shapes=[
         Shape("small", {"N": 2, "C": 16, "H": 32, "W": 32}, "small"),
         Shape("awkward", {"N": 1, "C": 37, "H": 29, "W": 45}, "awkward"),
-        Shape("large", {"N": 32, "C": 256, "H": 64, "W": 64}, "large"),
+        Shape("large", {"N": 64, "C": 256, "H": 64, "W": 64}, "large"),
     ],
     dtypes=("float32", "bfloat16"),
     contract=AllClose(),

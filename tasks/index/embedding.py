@@ -46,7 +46,7 @@ TASK = Task(
     shapes=[
         Shape("small", {"B": 4, "S": 64, "V": 1000, "D": 128}, "small"),
         Shape("awkward", {"B": 1, "S": 77, "V": 1023, "D": 97}, "awkward"),
-        Shape("large", {"B": 16, "S": 2048, "V": 50257, "D": 1024}, "large"),
+        Shape("large", {"B": 16, "S": 4096, "V": 50257, "D": 1024}, "large"),
     ],
     dtypes=("float32", "bfloat16"),
     # A gather copies values: bit-exact is the only right answer at any dtype.

@@ -117,8 +117,9 @@ TASK = Task(
     shapes=[
         Shape("small", {"batch": 4, "n": 32}, "small"),
         Shape("awkward", {"batch": 5, "n": 67}, "awkward"),
-        # L is 1024 * 256 * 256 * 4 B = 256 MiB in fp32 (its lower triangle, the part read, 128 MiB).
-        Shape("large", {"batch": 1024, "n": 256}, "large"),
+        # L is 4096 * 256 * 256 * 4 B = 1 GiB in fp32 (its lower triangle, the part read, 514 MiB):
+        # at least twice the largest last-level cache of any profile (Max 1550, 204 MB per stack).
+        Shape("large", {"batch": 4096, "n": 256}, "large"),
     ],
     # float32 only: a triangular solve in fp16/bf16 (eps 1e-3 / 8e-3, times N up to 256) leaves
     # almost no significant bits in x, so neither the backward-error bound nor a forward tolerance

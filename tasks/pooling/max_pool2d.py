@@ -39,7 +39,7 @@ TASK = Task(
     shapes=[
         Shape("small", {"N": 2, "C": 16, "H": 32, "W": 32}, "small"),
         Shape("awkward", {"N": 1, "C": 19, "H": 33, "W": 47}, "awkward"),
-        Shape("large", {"N": 32, "C": 192, "H": 112, "W": 112}, "large"),
+        Shape("large", {"N": 64, "C": 192, "H": 112, "W": 112}, "large"),
     ],
     dtypes=("float32", "bfloat16"),
     contract=AllClose(),

@@ -33,7 +33,7 @@ TASK = Task(
         Shape("small", {"rows": 64, "cols": 1024}, "small"),
         # Odd row count (a partial tile of rows) and a row length that leaves a masked tail.
         Shape("awkward", {"rows": 37, "cols": 3001}, "awkward"),
-        Shape("large", {"rows": 8192, "cols": 8192}, "large"),
+        Shape("large", {"rows": 16384, "cols": 8192}, "large"),
     ],
     dtypes=("float32", "bfloat16"),
     contract=AllClose(),

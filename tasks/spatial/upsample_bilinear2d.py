@@ -32,7 +32,7 @@ TASK = Task(
     shapes=[
         Shape("small", {"N": 2, "C": 8, "H": 32, "W": 32}, "small"),
         Shape("awkward", {"N": 1, "C": 13, "H": 23, "W": 45}, "awkward"),
-        Shape("large", {"N": 16, "C": 64, "H": 128, "W": 128}, "large"),
+        Shape("large", {"N": 32, "C": 64, "H": 128, "W": 128}, "large"),
     ],
     dtypes=("float32", "bfloat16"),
     contract=AllClose(),

@@ -1,0 +1,169 @@
+"""The task suite validates itself: every task's reference runs for every shape and dtype, is
+deterministic, depends on every input, passes its own contract, and its contract rejects the
+negative controls that public suites were caught accepting (MEASUREMENT.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from .backend import Backend
+from .hardware import HardwareProfile
+from .task import DTYPES, Shape, Task
+from .worker import Evaluation, _normalize
+
+
+class _InProcess(Backend):
+    """Runs a control function in this process: validation needs no isolation."""
+
+    name = "validate"
+
+
+@dataclass
+class TaskValidation:
+    task: str
+    combos: int = 0
+    controls_rejected: int = 0
+    controls_run: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _poison(t: torch.Tensor) -> torch.Tensor:
+    """What an unwritten output holds in a poisoned allocation."""
+    if t.is_floating_point():
+        return torch.full_like(t, float("nan"))
+    if t.dtype == torch.bool:
+        return torch.ones_like(t)
+    return torch.full_like(t, 0x5A)
+
+
+def _constant_mean(t: torch.Tensor) -> torch.Tensor:
+    if t.is_floating_point():
+        return torch.full_like(t, float(t.double().mean()) if t.numel() else 0.0)
+    return torch.full_like(t, int(t.double().mean().round()) if t.numel() else 0)
+
+
+def _perturb_few(t: torch.Tensor) -> torch.Tensor:
+    """The largest-magnitude element and two others changed: a kernel wrong on a few elements."""
+    t = t.clone()
+    flat = t.view(-1)
+    if flat.numel() == 0:
+        return t
+    idx = {int(torch.argmax(flat.abs().double())), flat.numel() // 2, flat.numel() - 1}
+    for i in idx:
+        if t.is_floating_point():
+            flat[i] = flat[i] * 1.5 + 1.0
+        elif t.dtype == torch.bool:
+            flat[i] = ~flat[i]
+        else:
+            flat[i] = flat[i] - 3 if int(flat[i]) > 0 else flat[i] + 3
+    return t
+
+
+def controls(task: Task) -> dict[str, Callable[..., tuple]]:
+    """Negative controls as candidate functions over the task's inputs."""
+
+    def ref(*a):
+        return _normalize(task.reference(*a))
+
+    def returns_input(*a):
+        out = ref(*a)
+        tensors = [v for v in a if isinstance(v, torch.Tensor)]
+        picked = []
+        for o in out:
+            same = next((v for v in tensors if v.shape == o.shape and v.dtype == o.dtype), None)
+            if same is None:
+                return None  # shapes do not allow it
+            picked.append(same.clone())
+        return tuple(picked)
+
+    def in_bf16(*a):
+        # bf16 precision without needing bf16 kernels for every op: inputs and outputs rounded
+        # through bfloat16, arithmetic in float32.
+        def through_bf16(v):
+            return v.to(torch.bfloat16).to(v.dtype) if isinstance(v, torch.Tensor) and v.dtype == torch.float32 else v
+        return tuple(through_bf16(o) for o in ref(*(through_bf16(v) for v in a)))
+
+    return {
+        "zeros": lambda *a: tuple(torch.zeros_like(o) for o in ref(*a)),
+        "uninitialised": lambda *a: tuple(_poison(o) for o in ref(*a)),
+        "returns_input": returns_input,
+        "constant_mean": lambda *a: tuple(_constant_mean(o) for o in ref(*a)),
+        "perturbed": lambda *a: tuple(_perturb_few(o) for o in ref(*a)),
+        "bf16_compute": in_bf16,
+    }
+
+
+def _outputs_equal(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(
+        x.shape == y.shape and x.dtype == y.dtype and torch.equal(torch.nan_to_num(x), torch.nan_to_num(y)) for x, y in zip(a, b))
+
+
+def validate_task(task: Task, hw: HardwareProfile, shape_roles=("small", "awkward"), seed: int = 20261122) -> TaskValidation:
+    v = TaskValidation(task.name)
+    evaluation = Evaluation({"task": task, "backend": _InProcess(), "hw": hw, "seeds": 1, "run_seed": seed}, lambda m: None)
+    for shape in task.shapes:
+        if shape.role not in shape_roles:
+            continue
+        for dtype in task.dtypes:
+            v.combos += 1
+            where = f"{shape.name}/{dtype}"
+            try:
+                _validate_combo(task, shape, dtype, evaluation, v, where)
+            except Exception as exc:
+                v.problems.append(f"{where}: validation raised {type(exc).__name__}: {exc}")
+    return v
+
+
+def _validate_combo(task: Task, shape: Shape, dtype: str, evaluation: Evaluation, v: TaskValidation, where: str) -> None:
+    inputs = evaluation.inputs(shape, dtype, 1)
+    with torch.no_grad():
+        first = _normalize(task.reference(*inputs))
+        second = _normalize(task.reference(*evaluation.inputs(shape, dtype, 1)))
+    if not _outputs_equal(first, second):
+        v.problems.append(f"{where}: the reference is not deterministic for a fixed seed")
+    # Every tensor input must matter: change it and the output must change.
+    for i, value in enumerate(inputs):
+        if not isinstance(value, torch.Tensor) or value.numel() == 0:
+            continue
+        changed = list(inputs)
+        changed[i] = _perturb_input(value)
+        with torch.no_grad():
+            out = _normalize(task.reference(*changed))
+        if _outputs_equal(out, first):
+            v.problems.append(f"{where}: the output does not depend on input[{i}]")
+    status, message, _ = evaluation.check_combo(task.reference, shape, dtype)
+    if status != "correct":
+        v.problems.append(f"{where}: the reference fails its own contract: {message}")
+    for name, fn in controls(task).items():
+        if name == "bf16_compute" and dtype != "float32":
+            continue
+        if name == "returns_input" and returns_input_impossible(task, inputs):
+            continue
+        v.controls_run += 1
+        status, message, _ = evaluation.check_combo(fn, shape, dtype)
+        if status == "correct":
+            v.problems.append(f"{where}: negative control '{name}' was accepted")
+        else:
+            v.controls_rejected += 1
+
+
+def _perturb_input(t: torch.Tensor) -> torch.Tensor:
+    if t.is_floating_point():
+        return (t.double() * 1.25 + 0.5).to(t.dtype)
+    if t.dtype == torch.bool:
+        return ~t
+    # Integer inputs (indices, targets) stay in range: reverse their order.
+    return t.flip(-1) if t.dim() else t
+
+
+def returns_input_impossible(task: Task, inputs: tuple) -> bool:
+    out = _normalize(task.reference(*inputs))
+    tensors = [v for v in inputs if isinstance(v, torch.Tensor)]
+    return any(not any(v.shape == o.shape and v.dtype == o.dtype for v in tensors) for o in out)
