@@ -68,9 +68,14 @@ def get_plugin_manager() -> pluggy.PluginManager:
     wanted = os.environ.get("MKBENCH_LOAD_PLUGINS")
     allow = None if wanted is None else {n.strip() for n in wanted.split(",") if n.strip()}
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name in BUILTIN_PLUGINS or (allow is not None and ep.name not in allow):
-            continue
         dist = f"{ep.dist.name} {ep.dist.version}" if ep.dist else "unknown distribution"
+        if ep.name in BUILTIN_PLUGINS:
+            if ep.dist is None or ep.dist.name != "mkbench":
+                _infos[f"{ep.name} ({dist})"] = PluginInfo(ep.name, ep.value, f"entry point ({dist})",
+                                                           error=f"not loaded: the name {ep.name!r} belongs to a built-in plugin")
+            continue
+        if allow is not None and ep.name not in allow:
+            continue
         _load(pm, ep.name, ep.value, f"entry point ({dist})")
     _pm = pm
     return pm
@@ -113,6 +118,8 @@ def build_registry() -> Registry:
         for impl in hook.get_hookimpls():
             others = [p for n, p in pm.list_name_plugin() if n != impl.plugin_name]
             caller = pm.subset_hook_caller(hook_name, remove_plugins=others)
+            if os.environ.get("MKBENCH_TRACE_PLUGINS"):
+                sys.stderr.write(f"mkbench: {hook_name} -> plugin {impl.plugin_name!r}\n")
             try:
                 caller(register=lambda item, _p=impl.plugin_name, _add=add: _add(item, _p))
             except BadInput as exc:

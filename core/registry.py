@@ -44,6 +44,9 @@ class Registry:
 
     def add_task(self, item: Task | str | Path, plugin: str) -> None:
         if isinstance(item, Task):
+            if item.source is None:
+                raise BadInput(f"plugin {plugin!r} registered task {item.name!r} from memory: register its file "
+                               "(workers re-import tasks by path)")
             tasks = [item]
         elif Path(item).is_dir():
             tasks = load_task_dir(item)
