@@ -86,12 +86,14 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None) -> list[dict[str, Any]]
         rows[(shape_name, dtype_name)] = dict(
             base, shape=shape_name, shape_role=shape.role, dtype=dtype_name,
             verdict="not_run", compile_status="not_run", correct_status="not_run", perf_status="not_run",
-            error=None, flops=float(task.flops(shape)), bytes=float(task.bytes(shape, DTYPES[dtype_name])), extra={})
+            error=None, flops=float(task.flops(shape)), bytes=float(task.bytes(shape, DTYPES[dtype_name])),
+            extra={"shape_params": dict(shape.params)})
     skipped = []
     for shape_name, dtype_name, reason in unit.skipped:
         shape = task.shape(shape_name)
         skipped.append(dict(base, shape=shape_name, shape_role=shape.role, dtype=dtype_name, verdict="skipped",
-                            compile_status="skipped", correct_status="skipped", perf_status="skipped", error=reason, extra={}))
+                            compile_status="skipped", correct_status="skipped", perf_status="skipped", error=reason,
+                            extra={"shape_params": dict(shape.params)}))
 
     def all_rows(**values):
         for r in rows.values():
