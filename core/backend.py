@@ -60,6 +60,15 @@ class Backend:
         :class:`mkbench.errors.CompileError` with the compiler's message on failure."""
         raise NotImplementedError
 
+    def launch_counter(self) -> "LaunchCounter":
+        """A context manager counting this backend's kernel launches inside it (``count`` stays
+        None where the backend cannot count). Zero launches for a correct answer means a decoy."""
+        return LaunchCounter()
+
+    def static_findings(self, task: "Task", source: Path) -> list:
+        """Integrity findings from reading the candidate's source (see mkbench.static_checks)."""
+        return []
+
     def is_compile_error(self, exc: BaseException) -> bool:
         """Whether an exception raised on the first call is a (JIT) compile failure."""
         return False
@@ -74,4 +83,16 @@ class Backend:
                              interpreted=self.interpreted(hw))
 
 
-__all__ = ["Backend", "Unavailable"]
+class LaunchCounter:
+    """Counts nothing: ``count`` stays None. Backends that can count subclass it."""
+
+    count: int | None = None
+
+    def __enter__(self) -> "LaunchCounter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+__all__ = ["Backend", "LaunchCounter", "Unavailable"]

@@ -35,6 +35,7 @@ class RunOptions:
     method: str | None = None
     tasks: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
+    shape_roles: list[str] = field(default_factory=list)  # empty: every role
     seeds: int = 2
     seed: int | None = None
     baselines: list[str] | None = None  # None: the hardware profile's default
@@ -51,6 +52,7 @@ class RunOptions:
         return {"backend": self.backend, "hw": hw, "method": self.method_name,
                 "solutions": str(self.solutions.resolve()) if self.solutions else None,
                 "tasks": sorted(self.tasks), "categories": sorted(self.categories), "seeds": self.seeds,
+                "shape_roles": sorted(self.shape_roles),
                 "baselines": self.baselines, "timing": asdict(self.timing)}
 
 
@@ -64,17 +66,22 @@ class Unit:
     skipped: list[tuple[str, str, str]]  # (shape, dtype, reason)
     missing: str | None = None  # why there is no candidate to evaluate
     invalid: str | None = None  # static problem with the candidate file
+    findings: list = field(default_factory=list)  # static integrity findings (mkbench.static_checks)
 
 
-def probe_device(limits: Limits) -> dict[str, Any]:
-    out = run_worker({"kind": "probe"}, {}, limits)
+def probe_device(limits: Limits, job: dict | None = None) -> dict[str, Any]:
+    out = run_worker(job or {"kind": "probe"}, {}, limits)
     for msg in out.messages:
         if msg.get("kind") == "probe":
             return msg["info"]
-    raise BadInput(f"device probe failed ({out.exit_desc or 'timeout' if out.timed_out else out.exit_desc}): {out.log_tail[-300:]}")
+    why = "timeout" if out.timed_out else (out.exit_desc or "no answer")
+    raise BadInput(f"device {(job or {}).get('kind', 'probe')} failed ({why}): {out.log_tail[-300:]}")
 
 
-def _rows_for(unit: Unit, outcome: WorkerOutcome | None) -> list[dict[str, Any]]:
+OVERHEAD_FACTOR = 1.3  # BackendBench's threshold: a baseline this close to an empty launch measures launches
+
+
+def _rows_for(unit: Unit, outcome: WorkerOutcome | None, hw: HardwareProfile | None = None) -> list[dict[str, Any]]:
     """Turn what a worker reported (or failed to report) into one row per (shape, dtype)."""
     task = unit.task
     base = {"task": task.name, "category": task.category, "backend": unit.backend.name, "method": unit.method,
@@ -133,7 +140,10 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None) -> list[dict[str, Any]]
                          time_median_us=t["median_us"], time_iqr_us=t["iqr_us"], time_mean_us=t["mean_us"],
                          time_stderr_us=t["stderr_us"], time_min_us=t["min_us"], time_n=t["n"], timer=t["timer"],
                          interpreted=int(t["interpreted"]))
-                r["extra"].update(l2_flush_bytes=t.get("l2_flush_bytes"), l2_persist_reset=t.get("l2_persist_reset"), rse=t.get("rse"))
+                r["extra"].update(l2_flush_bytes=t.get("l2_flush_bytes"), l2_persist_reset=t.get("l2_persist_reset"), rse=t.get("rse"),
+                                  host_median_us=t.get("host_median_us"))
+                if msg.get("hack"):
+                    r.update(verdict="hack", perf_status="hack", error=msg["hack"])
         elif kind == "fatal":
             _mark_abnormal(rows, outcome, "error", "worker error: " + msg["message"])
     if outcome.timed_out:
@@ -146,7 +156,39 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None) -> list[dict[str, Any]]
     for r in rows.values():
         if r["perf_status"] == "pending":  # the worker never got to time it
             r["perf_status"] = "not_run"
+    _apply_integrity(unit, rows.values(), hw)
     return list(rows.values()) + skipped
+
+
+ROOFLINE_SLACK = 0.9  # a time under 90% of the datasheet floor is physically impossible
+PEAK_KEY = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8"}
+
+
+def roofline_floor_us(row: dict[str, Any], hw: HardwareProfile) -> float | None:
+    """The least time the profile's peak bandwidth and FLOP rate allow for this row's work."""
+    peak = hw.peak_tflops.get(PEAK_KEY.get(row["dtype"], "fp32")) or hw.peak_tflops.get("fp32")
+    if not row.get("bytes") and not row.get("flops"):
+        return None
+    t_mem = (row.get("bytes") or 0.0) / (hw.memory_bandwidth_gbs * 1e9)
+    t_math = (row.get("flops") or 0.0) / (peak * 1e12) if peak else 0.0
+    return max(t_mem, t_math) * 1e6
+
+
+def _apply_integrity(unit: Unit, rows, hw: HardwareProfile | None) -> None:
+    """Static findings and impossible speed turn a verdict into `hack`: never counted as correct."""
+    for r in rows:
+        if unit.findings:
+            r["extra"]["static_findings"] = [str(f) for f in unit.findings]
+            if r["verdict"] in ("correct", "incorrect", "hack"):
+                more = f" (+{len(unit.findings) - 1} more)" if len(unit.findings) > 1 else ""
+                also = f"; also: {r['error']}" if r["verdict"] == "hack" else ""
+                r.update(verdict="hack", error=f"static check: {unit.findings[0]}{more}{also}")
+        # CPU profiles carry nominal rates (README of each profile): no floor to compare against.
+        if hw is not None and hw.device != "cpu" and r.get("time_median_us") and not r.get("interpreted") and r["verdict"] == "correct":
+            floor = roofline_floor_us(r, hw)
+            if floor and r["time_median_us"] < ROOFLINE_SLACK * floor:
+                r.update(verdict="hack", perf_status="hack",
+                         error=f"{r['time_median_us']:.1f} us is under the roofline floor of {floor:.1f} us for this work on {hw.name}")
 
 
 def _mark_abnormal(rows: dict, outcome: WorkerOutcome, verdict: str, message: str) -> None:
@@ -205,6 +247,8 @@ class Runner:
                     why_not = backend.unsupported(task, dtype)
                     if why_not:
                         skipped.append((shape.name, dtype, f"backend {backend.name}: {why_not}"))
+                    elif self.opt.shape_roles and shape.role not in self.opt.shape_roles:
+                        skipped.append((shape.name, dtype, f"not selected (--shape-role {','.join(self.opt.shape_roles)})"))
                     elif task.name in hw.skip_tasks:
                         skipped.append((shape.name, dtype, f"hardware profile {hw.name} skips task {task.name}"))
                     elif shape.role in hw.skip_shape_roles:
@@ -225,7 +269,8 @@ class Runner:
             source = self.opt.solutions / task.category / f"{task.name}{backend.suffix}"
             missing = None if source.exists() else f"no candidate file {task.category}/{task.name}{backend.suffix} in {self.opt.solutions}"
         invalid = None if missing else backend.static_problem(task, source)
-        return Unit(task, backend, self.opt.method_name, source, combos, skipped, missing, invalid)
+        findings = [] if missing or invalid else backend.static_findings(task, source)
+        return Unit(task, backend, self.opt.method_name, source, combos, skipped, missing, invalid, findings)
 
     def _check_solutions_dir(self, backend: Backend) -> None:
         root = self.opt.solutions
@@ -259,9 +304,12 @@ class Runner:
             seed = self.opt.seed if self.opt.seed is not None else secrets.randbits(31)
             env = environment.run_environment(probe)
             env["hw_profile"] = {"name": hw.name, "display_name": hw.display_name, "source": hw.source}
+            if hw.device == "cuda":
+                env["launch_overhead_us"] = probe_device(limits, {"kind": "overhead", "hw": hw})
             env["candidate_contract"] = self.reg.backend(self.opt.backend).candidate_contract
             run_id = self.store.start_run(config_key, config, hw.name, self.opt.backend, self.opt.method_name,
                                           environment.machine_info(probe), env, seed)
+        self.overhead_us = self.store.run(run_id).env.get("launch_overhead_us", {}).get("torch_op_us")
         done = self.store.finished_units(run_id)
         log_dir = self.opt.log_dir or self.store.path.parent / f"{self.store.path.stem}-logs"
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -286,18 +334,22 @@ class Runner:
 
     def _evaluate(self, unit: Unit, hw: HardwareProfile, seed: int, log_path: Path) -> list[dict[str, Any]]:
         if unit.missing or unit.invalid or not unit.combos:
-            return _rows_for(unit, None)
+            return _rows_for(unit, None, hw)
         job = {"kind": "evaluate", "task": unit.task, "backend": unit.backend, "hw": hw, "source": unit.source,
                "combos": unit.combos, "seeds": self.opt.seeds, "run_seed": seed, "timing": self.opt.timing,
                "do_timing": True}
         env = dict(unit.backend.worker_env(hw))
         outcome = run_worker(job, env, self.opt.limits, log_path)
-        return _rows_for(unit, outcome)
+        return _rows_for(unit, outcome, hw)
 
     def _add_speedups(self, run_id: int, unit: Unit, rows: list[dict[str, Any]]) -> None:
+        base = self.store.baseline_times(run_id, unit.task.name)
+        for r in rows:
+            eager = r.get("time_median_us") if unit.backend.name == "eager" else base.get(("eager", r["shape"], r["dtype"]))
+            if eager and self.overhead_us:
+                r["extra"]["overhead_dominated"] = eager < OVERHEAD_FACTOR * self.overhead_us
         if unit.backend.is_baseline:
             return
-        base = self.store.baseline_times(run_id, unit.task.name)
         for r in rows:
             if r.get("time_median_us") and not r.get("interpreted"):
                 for method, column in BASELINE_FOR_SPEEDUP.items():
@@ -315,7 +367,7 @@ def summarize_run(store: Store, run_id: int) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict]] = {}
     for r in store.results([run_id]):
         groups.setdefault((r["category"], r["task"], r["backend"], r["method"]), []).append(r)
-    order = ["missing", "compile_error", "crash", "timeout", "error", "incorrect", "not_run"]
+    order = ["missing", "compile_error", "hack", "crash", "timeout", "error", "incorrect", "not_run"]
     out = []
     for (category, task, backend, method), rows in groups.items():
         evaluated = [r for r in rows if r["verdict"] != "skipped"]

@@ -29,6 +29,10 @@ class TimingSettings:
     max_samples: int = 5000
     target_rse: float = 0.01
     pool_size: int = 3
+    # "events": one event pair around each Python call (launch overhead included where the GPU
+    # waits for the host); "graph": each call captured once in a CUDA graph, replays timed
+    # (small kernels: the launch path of the candidate's host code drops out)
+    mode: str = "events"
 
 
 @dataclass
@@ -43,6 +47,9 @@ class Timing:
     interpreted: bool
     l2_flush_bytes: int = 0
     l2_persist_reset: bool = False
+    # median wall-clock from just before the start event to the end of a device-wide sync: a
+    # cross-check that sees work on other streams or threads, which the events do not
+    host_median_us: float | None = None
 
     @property
     def rse(self) -> float:
@@ -124,16 +131,23 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
     flush = torch.empty(max(2 * l2, 2**20) // 4, dtype=torch.int32, device="cuda")
     persist_reset = _reset_persisting_l2()
 
+    host: list[float] = []
+    calls = [lambda a=a: call(a) for a in arg_sets]
+    if s.mode == "graph":
+        calls = _capture_graphs(calls)
+
     def one(i: int) -> float:
-        args = arg_sets[i % len(arg_sets)]
+        run = calls[i % len(calls)]
         flush.zero_()
         if persist_reset:
             _reset_persisting_l2()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0 = time.perf_counter()
         start.record()
-        call(args)
+        run()
         end.record()
-        end.synchronize()
+        torch.cuda.synchronize()  # device-wide: waits for every stream, not just the timed one
+        host.append((time.perf_counter() - t0) * 1e6)
         return start.elapsed_time(end) * 1000.0
 
     torch.cuda.synchronize()
@@ -146,8 +160,45 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
     while _keep_going(samples, (time.perf_counter() - t0) * 1000, s):
         samples.append(one(len(samples)))
     torch.cuda.synchronize()
-    return summarize(samples, timer="cuda_event", interpreted=interpreted,
-                     l2_flush_bytes=flush.numel() * 4, l2_persist_reset=persist_reset)
+    host_timed = host[-len(samples):]
+    return summarize(samples, timer="cuda_graph" if s.mode == "graph" else "cuda_event", interpreted=interpreted,
+                     l2_flush_bytes=flush.numel() * 4, l2_persist_reset=persist_reset,
+                     host_median_us=statistics.median(host_timed) if host_timed else None)
+
+
+def _capture_graphs(calls):
+    """Warm up on a side stream (as CUDA graph capture requires), then capture each call once;
+    replays rerun the same kernels on the same buffers."""
+    import torch
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for c in calls:
+            c()
+    torch.cuda.current_stream().wait_stream(side)
+    graphs = []
+    for c in calls:
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            c()
+        graphs.append(g)
+    torch.cuda.synchronize()
+    return [g.replay for g in graphs]
+
+
+def measure_launch_overhead(hw: "HardwareProfile") -> dict[str, float]:
+    """Median time of an empty Triton kernel and of the smallest torch op, through the same
+    event harness as every candidate: the floor under which no per-call time can fall."""
+    import torch
+    from . import _empty_kernel
+    settings = TimingSettings(budget_ms=200, min_samples=50, target_rse=0.0)
+    x = torch.empty(1, device="cuda")
+    out = {"torch_op_us": time_callable(lambda a: a[0].add_(0), [(x,)], hw, settings).median_us}
+    try:
+        out["triton_empty_us"] = time_callable(lambda a: _empty_kernel.launch(a[0]), [(x,)], hw, settings).median_us
+    except Exception:  # Triton missing or broken: the torch figure still stands
+        pass
+    return out
 
 
 def _time_host(call, arg_sets, s: TimingSettings, interpreted: bool) -> Timing:

@@ -36,6 +36,9 @@ def entry(conn, env: dict[str, str], payload: bytes, log_path: str | None) -> No
         job = pickle.loads(payload)
         if job["kind"] == "probe":
             send({"kind": "probe", "info": probe()})
+        elif job["kind"] == "overhead":
+            from .timing import measure_launch_overhead
+            send({"kind": "probe", "info": measure_launch_overhead(job["hw"])})
         else:
             Evaluation(job, send).run()
         send({"kind": "done"})
@@ -124,6 +127,36 @@ def seed_for(run_seed: int, *parts: Any) -> int:
     return zlib.crc32(repr((run_seed,) + parts).encode()) & 0x7FFFFFFF
 
 
+HIDDEN_WORK_SLACK_US = 200.0  # the rest of the L2 flush and launch latency can sit in the wall-clock
+
+
+def harness_snapshot() -> dict[str, tuple[Any, str, Any]]:
+    """The functions verdicts and timings rest on, captured before any candidate is imported."""
+    import time
+    import torch
+    from . import contracts, timing
+    targets = [(time, "perf_counter"), (time, "perf_counter_ns"), (time, "time"), (torch, "equal"),
+               (torch, "isnan"), (torch, "isinf"), (contracts, "compare_close"), (contracts, "compare_exact"),
+               (timing, "time_callable"), (timing, "summarize"), (timing, "_time_cuda"), (timing, "_time_host")]
+    import sys
+    targets += [(sys.modules[__name__], n) for n in ("_same", "_normalize", "_sync", "seed_for")]
+    targets += [(Evaluation, n) for n in ("check_combo", "judge", "structure_problem", "integrity_problem", "timing")]
+    if torch.cuda.is_available():
+        targets += [(torch.cuda.Event, "record"), (torch.cuda.Event, "elapsed_time"), (torch.cuda.Event, "synchronize"),
+                    (torch.cuda, "synchronize")]
+    return {f"{getattr(o, '__name__', o)}.{a}": (o, a, getattr(o, a)) for o, a in targets}
+
+
+def _poison_allocator(device: str, inputs: tuple) -> None:
+    """Fill the caching allocator's free memory with 0xFF (NaN for floats) so an output the
+    candidate never writes cannot inherit an earlier correct answer."""
+    if device != "cuda":
+        return
+    import torch
+    size = 2 * sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor)) + (1 << 20)
+    torch.empty(size, dtype=torch.uint8, device="cuda").fill_(0xFF)
+
+
 class Evaluation:
     """compile -> correctness over every (shape, dtype) and seed -> timing of what passed."""
 
@@ -131,6 +164,9 @@ class Evaluation:
         self.job, self.send = job, send
         self.task, self.backend, self.hw = job["task"], job["backend"], job["hw"]
         self.device = self.hw.device
+        import threading
+        self.harness = harness_snapshot()
+        self.threads_at_start = threading.active_count()
 
     def run(self) -> None:
         import torch
@@ -197,47 +233,73 @@ class Evaluation:
                 passed.append((shape_name, dtype_name))
         return passed
 
-    def check_combo(self, fn, shape, dtype_name: str):
+    def check_combo(self, fn, shape, dtype_name: str, seed_offset: int = 0):
+        """(status, message, (max_abs_err, max_rel_err)) over the job's seeds; status is correct,
+        incorrect or hack (a runtime integrity check fired)."""
         import torch
-        from .contracts import CheckContext, upcast
-        from .task import DTYPES
-        contract = self.task.contract
         worst = (0.0, 0.0)
         for k in range(self.job["seeds"]):
-            seed = seed_for(self.job["run_seed"], self.task.name, shape.name, dtype_name, k)
+            seed = seed_for(self.job["run_seed"], self.task.name, shape.name, dtype_name, k + seed_offset)
             inputs = self.inputs(shape, dtype_name, seed)
             pristine = tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in inputs)
+            _poison_allocator(self.device, inputs)
             # The candidate runs first, on its own copy, before the reference touches the device.
-            out = _normalize(self.backend.run(fn, inputs))
-            _sync(self.device)
+            with self.backend.launch_counter() as launches:
+                out = _normalize(self.backend.run(fn, inputs))
+                _sync(self.device)
+            hack = self.integrity_problem()  # before judging: a patched harness would judge wrongly
+            if hack:
+                return "hack", f"seed {k}: {hack}", worst
             for i, (a, b) in enumerate(zip(inputs, pristine)):
                 if isinstance(a, torch.Tensor) and not _same(a, b):
                     return "incorrect", f"seed {k}: candidate modified input[{i}]", worst
-            with torch.no_grad():
-                expected = _normalize(self.task.reference(*(v.clone() if isinstance(v, torch.Tensor) else v for v in pristine)))
-            problem = self.structure_problem(out, expected, pristine)
-            if problem:
-                return "incorrect", f"seed {k}: {problem}", worst
-            cache: dict = {}
-
-            def reference(_p=pristine, _c=cache):
-                if "ref" not in _c:
-                    with torch.no_grad():
-                        _c["ref"] = _normalize(self.task.reference(*upcast(_p, contract.reference_precision)))
-                return _c["ref"]
-
-            ctx = CheckContext(
-                dtype=DTYPES[dtype_name],
-                inputs=pristine, outputs=out, reference=reference,
-                candidate=lambda *a: _normalize(self.backend.run(fn, a)),
-                make_inputs=lambda s, _sh=shape: self.inputs(_sh, dtype_name, s),
-            )
-            res = contract.check(ctx)
-            _sync(self.device)
+            res = self.judge(fn, out, pristine, shape, dtype_name, given=inputs)
             if not res.ok:
                 return "incorrect", f"seed {k}: {res.message}", (res.max_abs_err, res.max_rel_err)
+            if launches.count == 0:
+                return "hack", f"seed {k}: decoy: a correct answer, but no {self.backend.name} kernel was launched", worst
             worst = (max(worst[0], res.max_abs_err or 0.0), max(worst[1], res.max_rel_err or 0.0))
         return "correct", "", worst
+
+    def judge(self, fn, out: tuple, pristine: tuple, shape, dtype_name: str, given: tuple = ()):
+        """Structure checks, then the task's contract, for outputs of the candidate on ``pristine``
+        (a copy of the inputs ``given`` to it, which outputs must not alias)."""
+        import torch
+        from .contracts import CheckContext, CheckResult, upcast
+        from .task import DTYPES
+        contract = self.task.contract
+        with torch.no_grad():
+            expected = _normalize(self.task.reference(*(v.clone() if isinstance(v, torch.Tensor) else v for v in pristine)))
+        problem = self.structure_problem(out, expected, given or pristine)
+        if problem:
+            return CheckResult(False, problem)
+        cache: dict = {}
+
+        def reference(_p=pristine, _c=cache):
+            if "ref" not in _c:
+                with torch.no_grad():
+                    _c["ref"] = _normalize(self.task.reference(*upcast(_p, contract.reference_precision)))
+            return _c["ref"]
+
+        ctx = CheckContext(
+            dtype=DTYPES[dtype_name], inputs=pristine, outputs=out, reference=reference,
+            candidate=lambda *a: _normalize(self.backend.run(fn, a)),
+            make_inputs=lambda s, _sh=shape: self.inputs(_sh, dtype_name, s),
+        )
+        res = contract.check(ctx)
+        _sync(self.device)
+        return res
+
+    def integrity_problem(self) -> str | None:
+        """Harness functions replaced, or threads left running, since the worker started."""
+        import threading
+        for name, (owner, attr, original) in self.harness.items():
+            if getattr(owner, attr, None) is not original:
+                return f"the candidate replaced harness function {name}"
+        extra = threading.active_count() - self.threads_at_start
+        if extra > 0:
+            return f"the candidate left {extra} Python thread(s) running"
+        return None
 
     def structure_problem(self, out: tuple, expected: tuple, inputs: tuple) -> str | None:
         import torch
@@ -258,6 +320,7 @@ class Evaluation:
         return None
 
     def timing(self, fn, passed) -> None:
+        import torch
         from .timing import TimingSettings
         settings: TimingSettings = self.job["timing"]
         self.send({"kind": "stage", "stage": "timing"})
@@ -265,14 +328,39 @@ class Evaluation:
             self.send({"kind": "begin", "stage": "timing", "combo": [shape_name, dtype_name]})
             shape = self.task.shape(shape_name)
             try:
+                # A rotating pool of fresh inputs, kept alive so no pointer is reused. After the
+                # timed calls, one more call per pool entry is judged: a candidate that caches or
+                # goes stale across calls answers wrongly there.
                 arg_sets = [self.inputs(shape, dtype_name, seed_for(self.job["run_seed"], "timing", self.task.name, shape_name, dtype_name, k))
                             for k in range(settings.pool_size)]
+                pristine = [tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in a) for a in arg_sets]
                 timing = self.backend.time(fn, arg_sets, self.hw, settings)
-                self.send({"kind": "timed", "combo": [shape_name, dtype_name], "timing": timing.as_dict()})
+                problem = self.integrity_problem() or self.timed_outputs_problem(fn, pristine, arg_sets, shape, dtype_name)
+                if problem is None and timing.host_median_us is not None and \
+                        timing.host_median_us > 2 * timing.median_us + HIDDEN_WORK_SLACK_US:
+                    problem = (f"event time {timing.median_us:.1f} us but {timing.host_median_us:.1f} us of wall-clock until a "
+                               "device-wide sync: work hidden from the timed stream")
+                if problem is None:
+                    status, message, _ = self.check_combo(fn, shape, dtype_name, seed_offset=1000)
+                    if status != "correct":
+                        problem = f"after timing, a fresh seed fails: {message}"
+                msg = {"kind": "timed", "combo": [shape_name, dtype_name], "timing": timing.as_dict()}
+                if problem:
+                    msg["hack"] = problem
+                self.send(msg)
             except Exception as exc:
                 self.send({"kind": "timed", "combo": [shape_name, dtype_name], "error": _short(f"{type(exc).__name__}: {exc}")})
                 if _context_poisoned(self.device):
                     self.send({"kind": "poisoned"})
                     return
             finally:
-                arg_sets = None
+                arg_sets = pristine = None
+
+    def timed_outputs_problem(self, fn, pristine: list, arg_sets: list, shape, dtype_name: str) -> str | None:
+        for args, clean in zip(arg_sets, pristine):
+            out = _normalize(self.backend.run(fn, args))
+            _sync(self.device)
+            res = self.judge(fn, out, clean, shape, dtype_name, given=args)
+            if not res.ok:
+                return f"after the timed calls the candidate answers wrongly (cached or stale results?): {res.message}"
+        return None

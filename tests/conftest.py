@@ -1,5 +1,9 @@
+import os
 import sys
 from pathlib import Path
+
+# In-process tests run Triton through its interpreter; it must be chosen before triton is imported.
+os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import pytest
 

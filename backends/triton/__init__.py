@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from mkbench.backend import Backend
+from mkbench.backend import Backend, LaunchCounter
 from mkbench.candidate import ENTRY_POINT, load_python_candidate, static_entry_problem
 from mkbench.errors import Unavailable
 from mkbench.hookspecs import hookimpl
@@ -42,6 +42,13 @@ class TritonBackend(Backend):
     def static_problem(self, task, source):
         return static_entry_problem(source, task.name)
 
+    def static_findings(self, task, source):
+        from mkbench.static_checks import scan_python
+        return scan_python(Path(source).read_text(), str(source))
+
+    def launch_counter(self):
+        return TritonLaunchCounter()
+
     def compile(self, task, source, hw):
         return load_python_candidate(source, task.name)
 
@@ -58,6 +65,36 @@ class TritonBackend(Backend):
             return True
         # Triton's MLIR pipeline reports backend failures (e.g. a pass assertion) as RuntimeError.
         return isinstance(exc, RuntimeError) and "PassManager::run failed" in str(exc)
+
+
+class TritonLaunchCounter(LaunchCounter):
+    """Counts launches of @triton.jit kernels (compiled or interpreted) by wrapping the two
+    launch entry points for the duration of the block."""
+
+    def __enter__(self):
+        from triton.runtime.jit import JITFunction
+        self.count = 0
+        self._patched = [(JITFunction, "run", JITFunction.run)]
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+            self._patched.append((InterpretedFunction, "run", InterpretedFunction.run))
+        except ImportError:  # pragma: no cover - older Triton
+            pass
+        for owner, attr, original in self._patched:
+            setattr(owner, attr, self._counting(original))
+        return self
+
+    def _counting(self, original):
+        counter = self
+
+        def run(*args, **kwargs):
+            counter.count += 1
+            return original(*args, **kwargs)
+        return run
+
+    def __exit__(self, *exc):
+        for owner, attr, original in self._patched:
+            setattr(owner, attr, original)
 
 
 @hookimpl

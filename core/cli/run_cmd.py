@@ -24,6 +24,8 @@ def add_parser(sub) -> None:
     p.add_argument("--method", help="name recorded for these candidates (default: 'reference', or the solutions folder name)")
     p.add_argument("--task", action="append", default=[], dest="tasks", help="only this task (repeatable)")
     p.add_argument("--category", action="append", default=[], dest="categories", help="only this category (repeatable)")
+    p.add_argument("--shape-role", action="append", default=[], dest="shape_roles", choices=["small", "awkward", "large", "standard"],
+                   help="only shapes of this role (repeatable; default: all)")
     p.add_argument("--seeds", type=int, default=2, help="input seeds per shape and dtype for correctness (default 2)")
     p.add_argument("--seed", type=int, help="base seed (default: a fresh secret seed, recorded with the run)")
     p.add_argument("--baselines", help="comma-separated baselines to time, or 'none' (default: the profile's list)")
@@ -31,6 +33,8 @@ def add_parser(sub) -> None:
     p.add_argument("--resume", action="store_true", help="continue the last interrupted run with the same configuration")
     p.add_argument("--json", type=Path, help="also write this run's results as JSON")
     p.add_argument("--time-budget-ms", type=float, default=1000.0, help="timing budget per shape, dtype and method")
+    p.add_argument("--timer", choices=["events", "graph"], default="events",
+                   help="GPU timing: an event pair per call (default), or CUDA-graph replays of each call")
     p.add_argument("--timeout-compile", type=float, default=300.0, help="seconds allowed to compile a candidate")
     p.add_argument("--timeout-step", type=float, default=180.0, help="seconds allowed for one correctness check or timing")
     p.add_argument("--no-progress", action="store_true", help="plain log lines instead of a progress bar")
@@ -50,8 +54,8 @@ def run(args) -> int:
     registry.raise_problems()
     options = RunOptions(
         backend=args.backend, hw=args.hw, solutions=args.solutions, method=args.method, tasks=args.tasks,
-        categories=args.categories, seeds=args.seeds, seed=args.seed, baselines=baselines,
-        timing=TimingSettings(budget_ms=args.time_budget_ms),
+        categories=args.categories, shape_roles=args.shape_roles, seeds=args.seeds, seed=args.seed, baselines=baselines,
+        timing=TimingSettings(budget_ms=args.time_budget_ms, mode=args.timer),
         limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
         resume=args.resume,
     )

@@ -1,0 +1,160 @@
+"""Deliberately cheating candidates, each caught with the expected reason; the shipped reference
+kernels produce no findings. Static cheats are read from source; runtime cheats are run through the
+worker's own evaluation code in this process (Triton interpreter); one end-to-end run shows a hack
+verdict in the store, never counted as correct."""
+
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from mkbench.candidate import load_python_candidate
+from mkbench.plugins import build_registry
+from mkbench.static_checks import scan_python
+from mkbench.store import Store
+from mkbench.worker import Evaluation
+
+ROOT = Path(__file__).resolve().parent.parent
+REFS = ROOT / "backends" / "triton" / "kernels"
+REG = build_registry()
+CPU = REG.hardware["cpu"]
+TRITON = REG.backends["triton"]
+GELU = REG.tasks["gelu"]
+
+HEADER = "import torch\nimport triton\nimport triton.language as tl\nimport torch.nn.functional as F\n"
+
+STATIC_CHEATS = {
+    "framework_op_call": ("def kernel_function(x):\n    return F.gelu(x)\n", "framework_op"),
+    "decoy_kernel": ("@triton.jit\ndef _k(x_ptr):\n    pass\n\ndef kernel_function(x):\n    _k[(1,)](x)\n"
+                     "    return 0.5 * x * (1 + torch.erf(x * 0.7071067811865476))\n", "framework_op"),
+    "tensor_method": ("def kernel_function(x):\n    return x.sigmoid() * x\n", "framework_op"),
+    "matmul_operator": ("def kernel_function(a, b):\n    return a @ b\n", "framework_op"),
+    "fallback": ("def kernel_function(x):\n    try:\n        return launch(x)\n    except Exception:\n        return x\n", "fallback"),
+    "pointer_cache": ("_seen = {}\ndef kernel_function(x):\n    k = x.data_ptr()\n    if k in _seen:\n        return _seen[k]\n"
+                      "    _seen[k] = y = launch(x)\n    return y\n", "caching"),
+    "first_call_cache": ("_cache = {}\ndef kernel_function(x):\n    if 'y' not in _cache:\n        _cache['y'] = launch(x)\n"
+                         "    return _cache['y']\n", "caching"),
+    "memoised": ("import functools\n@functools.lru_cache\ndef kernel_function(x):\n    return launch(x)\n", "caching"),
+    "side_stream": ("def kernel_function(x):\n    s = torch.cuda.Stream()\n    with torch.cuda.stream(s):\n        return launch(x)\n", "stream"),
+    "background_thread": ("import threading\ndef kernel_function(x):\n    threading.Thread(target=launch, args=(x,)).start()\n    return x\n", "threads"),
+    "lazy_subclass": ("class Lazy(torch.Tensor):\n    pass\ndef kernel_function(x):\n    return launch(x)\n", "tensor_subclass"),
+    "timer_patch": ("torch.cuda.Event.elapsed_time = lambda self, other: 0.001\ndef kernel_function(x):\n    return launch(x)\n", "patching"),
+    "harness_patch": ("import mkbench.timing\nmkbench.timing.summarize = None\ndef kernel_function(x):\n    return launch(x)\n", "harness_access"),
+    "fake_results": ("import gc\ndef kernel_function(x):\n    conns = [o for o in gc.get_objects() if hasattr(o, 'send')]\n    return launch(x)\n", "introspection"),
+    "sleep_in_warmup": ("import time\ndef kernel_function(x):\n    time.sleep(0.01)\n    return launch(x)\n", "sleep"),
+    "l2_persistence": ("import ctypes\n_rt = ctypes.CDLL('libcudart.so')\ndef kernel_function(x):\n    return launch(x)\n", "introspection"),
+    "tf32_switch": ("torch.backends.cuda.matmul.allow_tf32 = True\ndef kernel_function(a, b):\n    return launch(a, b)\n", "patching"),
+    "dynamic_op": ("def kernel_function(x):\n    return getattr(torch, 'ex' + 'p')(x)\n", "dynamic_code"),
+    "eval_code": ("def kernel_function(x):\n    return eval('x.exp()')\n", "dynamic_code"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATIC_CHEATS))
+def test_static_cheat_is_caught(name):
+    body, expected = STATIC_CHEATS[name]
+    findings = scan_python(HEADER + body)
+    assert expected in {f.check for f in findings}, findings
+    assert all(f.line > 0 for f in findings)
+
+
+@pytest.mark.parametrize("path", sorted(REFS.rglob("*.py")), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_reference_kernels_have_no_findings(path):
+    assert scan_python(path.read_text(), str(path)) == []
+
+
+# --- runtime cheats, through the worker's evaluation -------------------------------------
+
+def _evaluation():
+    job = {"task": GELU, "backend": TRITON, "hw": CPU, "seeds": 1, "run_seed": 99,
+           "timing": __import__("mkbench.timing", fromlist=["TimingSettings"]).TimingSettings()}
+    return Evaluation(job, lambda msg: None)
+
+
+def _ref_gelu():
+    return load_python_candidate(REFS / "activation" / "gelu.py", "gelu")
+
+
+SMALL = GELU.shape("small")
+
+
+def test_reference_passes_runtime_checks():
+    status, msg, _ = _evaluation().check_combo(_ref_gelu(), SMALL, "float32")
+    assert status == "correct", msg
+
+
+def test_decoy_without_kernel_launch():
+    status, msg, _ = _evaluation().check_combo(lambda x: torch.nn.functional.gelu(x), SMALL, "float32")
+    assert status == "hack" and "no triton kernel was launched" in msg
+
+
+def test_harness_function_replaced_at_run_time():
+    ev, ref = _evaluation(), _ref_gelu()
+    original = time.perf_counter
+
+    def cheat(x):
+        time.perf_counter = lambda: 0.0
+        return ref(x)
+    try:
+        status, msg, _ = ev.check_combo(cheat, SMALL, "float32")
+    finally:
+        time.perf_counter = original
+    assert status == "hack" and "replaced harness function time.perf_counter" in msg
+
+
+def test_background_thread_left_running():
+    ev, ref = _evaluation(), _ref_gelu()
+    stop = threading.Event()
+
+    def cheat(x):
+        threading.Thread(target=stop.wait, daemon=True).start()
+        return ref(x)
+    try:
+        status, msg, _ = ev.check_combo(cheat, SMALL, "float32")
+    finally:
+        stop.set()
+    assert status == "hack" and "Python thread" in msg
+
+
+def test_result_cache_is_caught_on_timed_calls():
+    ev, ref = _evaluation(), _ref_gelu()
+    cache = {}
+
+    def cheat(x):  # right on the first call of each shape, stale afterwards
+        if x.shape not in cache:
+            cache[x.shape] = ref(x)
+        return cache[x.shape]
+    assert ev.check_combo(cheat, SMALL, "float32")[0] == "correct"  # one call per shape: looks fine
+    sent = []
+    ev.send = sent.append
+    ev.timing(cheat, [("small", "float32")])
+    timed = [m for m in sent if m["kind"] == "timed"]
+    assert timed and "after the timed calls the candidate answers wrongly" in timed[0]["hack"]
+
+
+@pytest.mark.parametrize("name, fn, needle", [
+    ("lazy_output", lambda x: torch.nn.functional.gelu(x).as_subclass(type("Lazy", (torch.Tensor,), {})), "plain torch.Tensor"),
+    ("uninitialised", lambda x: torch.empty_like(x), "outside rtol"),
+    ("constant", lambda x: torch.full_like(x, 0.3), "outside rtol"),
+    ("aliases_input", lambda x: x, "aliases an input"),
+    ("bf16_compute", lambda x: torch.nn.functional.gelu(x.bfloat16()).float(), "outside rtol"),
+])
+def test_wrong_answers_are_incorrect(name, fn, needle):
+    status, msg, _ = _evaluation().check_combo(fn, SMALL, "float32")
+    assert status == "incorrect" and needle in msg, msg
+
+
+def test_hack_verdict_lands_in_store_and_is_not_correct(tmp_path, cli):
+    sol = tmp_path / "sol" / "activation"
+    sol.mkdir(parents=True)
+    (sol / "gelu.py").write_text(HEADER + "def kernel_function(x):\n    return F.gelu(x)\n")
+    store = tmp_path / "s.sqlite"
+    code, out, err = cli("run", "--solutions", tmp_path / "sol", "--method", "cheat", "--task", "gelu",
+                         "--baselines", "none", "--seeds", "1", "--store", store, "--no-progress")
+    assert code == 0, err
+    rows = [r for r in Store(store).results() if r["verdict"] != "skipped"]
+    assert {r["verdict"] for r in rows} == {"hack"}
+    assert all("static check: line 6: framework_op: calls torch.nn.functional.gelu" in r["error"] for r in rows)
+    assert "0/1 candidates correct" in out
