@@ -115,7 +115,7 @@ def test_background_thread_left_running():
         status, msg, _ = ev.check_combo(cheat, SMALL, "float32")
     finally:
         stop.set()
-    assert status == "hack" and "Python thread" in msg
+    assert status == "hack" and "the candidate started a thread (" in msg and "test_adversarial.py" in msg
 
 
 def test_result_cache_is_caught_on_timed_calls():
