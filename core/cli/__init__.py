@@ -9,8 +9,7 @@ from ..errors import MkbenchError
 from . import export_cmd, import_cmd, list_cmd, plugins_cmd, report_cmd, run_cmd, validate_cmd
 
 COMMANDS = {"run": run_cmd, "list": list_cmd, "plugins": plugins_cmd, "report": report_cmd, "export": export_cmd,
-            "validate": validate_cmd}
-COMMANDS["import"] = import_cmd  # mkbench import kernelbench|kernelbench-x
+            "validate": validate_cmd, "import": import_cmd}
 
 
 def main(argv: list[str] | None = None) -> int:

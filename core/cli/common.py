@@ -24,7 +24,8 @@ def use_tasks_dirs(args) -> None:
     workers and plugins see the same task set."""
     if args.tasks_dir:
         current = [p for p in os.environ.get("MKBENCH_TASK_DIRS", "").split(os.pathsep) if p]
-        os.environ["MKBENCH_TASK_DIRS"] = os.pathsep.join(current + [str(d.resolve()) for d in args.tasks_dir])
+        added = [str(d.resolve()) for d in args.tasks_dir]
+        os.environ["MKBENCH_TASK_DIRS"] = os.pathsep.join(dict.fromkeys(current + added))  # no folder twice
 
 
 def _fmt(x: float | None) -> str:

@@ -1,0 +1,120 @@
+"""`mkbench import kernelbench|kernelbench-x`: other benchmarks' problems and kernels as mkbench
+tasks and candidates. The formats, and what is not supported, are described in the docstrings of
+mkbench.importers.kernelbench and mkbench.importers.kernelbench_x.
+
+Exit codes: 0 everything was imported; 2 bad input (nothing written); 3 some items were skipped
+(each reported on one line on stderr; the rest was written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import BadInput
+from ..task import CATEGORIES, SHAPE_ROLES
+from .common import add_tasks_dir_option, use_tasks_dirs
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("import", help="turn KernelBench / KernelBench-X problems and kernels into mkbench tasks and candidates",
+                       description="Turn KernelBench / KernelBench-X problems and kernels into mkbench tasks and candidates.")
+    fmt = p.add_subparsers(dest="format", required=True, metavar="FORMAT")
+
+    kb = fmt.add_parser(
+        "kernelbench", formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="KernelBench problems (class Model + get_inputs/get_init_inputs) and ModelNew candidates",
+        description="Write one mkbench task per KernelBench problem to TASKS_DIR/<category>/<task>.py and, with "
+                    "--candidates, one candidate per ModelNew file to SOL_DIR/<category>/<task>.py.",
+        epilog="example:\n  mkbench import kernelbench KernelBench/level1 --out kb_tasks --candidates runs/my_run "
+               "--solutions-out kb_solutions\n  mkbench run --tasks-dir kb_tasks --solutions kb_solutions --method my_run ...")
+    kb.add_argument("source", type=Path, metavar="DIR",
+                    help="a KernelBench problem file, a folder of them, or a folder with level<N>/ subfolders")
+    kb.add_argument("--out", type=Path, required=True, metavar="TASKS_DIR", help="where the task files go")
+    kb.add_argument("--category", help="category of every problem (default: inferred from each file name)")
+    kb.add_argument("--prefix", default="kb_", help="task name prefix (default kb_)")
+    kb.add_argument("--shape-role", default="large", choices=SHAPE_ROLES,
+                    help="role of the problem's single shape (default large: the CPU profile skips it)")
+    kb.add_argument("--candidates", type=Path, metavar="CAND_DIR", help="ModelNew files to import as candidates")
+    kb.add_argument("--solutions-out", type=Path, metavar="SOL_DIR", help="where the candidates go (with --candidates)")
+    kb.add_argument("--sample", type=int, default=0,
+                    help="with level_<L>_problem_<P>_sample_<S> candidate names: the sample to take (default 0)")
+    add_tasks_dir_option(kb)
+
+    kbx = fmt.add_parser(
+        "kernelbench-x", formatter_class=argparse.RawDescriptionHelpFormatter,
+        help="KernelBench-X predictions (JSONL / .py / folder), or task files with --as-tasks",
+        description="Predictions: write SOL_DIR/<category>/<task>.py for each prediction whose task exists in "
+                    "mkbench's registry; unknown tasks are reported and skipped (exit status 3). With --as-tasks: "
+                    "turn KernelBench-X task files (reference, 146-'#' line, test_<task>() harness) into mkbench "
+                    "tasks under TASKS_DIR.",
+        epilog="examples:\n  mkbench import kernelbench-x predictions.jsonl --out sol\n"
+               "  mkbench run --backend triton --solutions sol --method my-llm\n"
+               "  mkbench import kernelbench-x KernelBenchX/data/kernelbenchx --as-tasks --out kbx_tasks\n"
+               "  mkbench import kernelbench-x predictions.jsonl --prefix kbx_ --tasks-dir kbx_tasks --out kbx_sol\n"
+               "  mkbench run --backend triton --tasks-dir kbx_tasks --solutions kbx_sol --method my-llm --category activation")
+    kbx.add_argument("source", type=Path, metavar="PATH",
+                     help="predictions: a .jsonl, a .py or a folder of them; with --as-tasks: a task file or folder")
+    kbx.add_argument("--out", type=Path, required=True, help="SOL_DIR for predictions, TASKS_DIR with --as-tasks")
+    kbx.add_argument("--as-tasks", action="store_true", help="PATH holds KernelBench-X task files: write tasks")
+    kbx.add_argument("--category", help="with --as-tasks: category of every task (default: from the file's folder)")
+    kbx.add_argument("--prefix", default=None,
+                     help="task name prefix: predictions for task T go to task <prefix>T (default ''); "
+                          "--as-tasks names tasks <prefix>T (default kbx_)")
+    kbx.add_argument("--shape-role", default="standard", choices=SHAPE_ROLES,
+                     help="with --as-tasks: role of the harness's single shape (default standard)")
+    add_tasks_dir_option(kbx)
+
+
+def _print_report(report, summary: str) -> int:
+    for line in report.written:
+        print(f"wrote {line}")
+    for line in report.notes:
+        print(f"note: {line}")
+    for line in report.skipped:
+        print(f"skipped: {line}", file=sys.stderr)
+    print(summary)
+    if report.skipped:
+        print(f"error: {len(report.skipped)} item(s) skipped (see above)", file=sys.stderr)
+        return 3
+    return 0
+
+
+def run(args) -> int:
+    if args.category is not None and args.category not in CATEGORIES:
+        raise BadInput(f"--category {args.category!r}: unknown (known: {', '.join(CATEGORIES)})")
+    use_tasks_dirs(args)
+    if args.format == "kernelbench":
+        from ..importers.kernelbench import import_kernelbench
+        report = import_kernelbench(args.source, args.out, category=args.category, prefix=args.prefix,
+                                    shape_role=args.shape_role, candidates=args.candidates,
+                                    solutions_out=args.solutions_out, sample=args.sample)
+        tasks = sum(line.startswith("task ") for line in report.written)
+        cands = sum(line.startswith("candidate ") for line in report.written)
+        summary = f"imported {tasks} task(s) into {args.out}"
+        if args.candidates is not None:
+            summary += f" and {cands} candidate(s) into {args.solutions_out}"
+        summary += f"; use them with `mkbench run --tasks-dir {args.out}" + (
+            f" --solutions {args.solutions_out} --method NAME ...`" if args.candidates is not None else " ...`")
+        return _print_report(report, summary)
+
+    from ..importers import kernelbench_x as kbx
+    if args.as_tasks:
+        prefix = "kbx_" if args.prefix is None else args.prefix
+        report = kbx.import_task_files(args.source, args.out, category=args.category, prefix=prefix,
+                                       shape_role=args.shape_role)
+        summary = (f"imported {len(report.written)} task(s) into {args.out}; use them with "
+                   f"`mkbench run --tasks-dir {args.out} ...`; import predictions for them with "
+                   f"`mkbench import kernelbench-x PRED --prefix {prefix} --tasks-dir {args.out} --out SOL_DIR`")
+        return _print_report(report, summary)
+    if args.category is not None:
+        raise BadInput("--category applies to --as-tasks only (a prediction goes to its task's category)")
+    from ..plugins import build_registry
+    registry = build_registry()
+    registry.raise_problems()
+    report = kbx.import_predictions(args.source, args.out, prefix=args.prefix or "", registry=registry)
+    summary = (f"imported {len(report.written)} prediction(s) into {args.out}; use them with "
+               f"`mkbench run --solutions {args.out} --method NAME"
+               + "".join(f" --tasks-dir {d}" for d in args.tasks_dir) + " ...`")
+    return _print_report(report, summary)
