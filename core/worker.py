@@ -138,7 +138,6 @@ def harness_snapshot() -> dict[str, tuple[Any, str, Any]]:
     targets = [(time, "perf_counter"), (time, "perf_counter_ns"), (time, "time"), (torch, "equal"),
                (torch, "isnan"), (torch, "isinf"), (contracts, "compare_close"), (contracts, "compare_exact"),
                (timing, "time_callable"), (timing, "summarize"), (timing, "_time_cuda"), (timing, "_time_host")]
-    import sys
     targets += [(sys.modules[__name__], n) for n in ("_same", "_normalize", "_sync", "seed_for")]
     targets += [(Evaluation, n) for n in ("check_combo", "judge", "structure_problem", "integrity_problem", "timing")]
     if torch.cuda.is_available():
@@ -147,40 +146,44 @@ def harness_snapshot() -> dict[str, tuple[Any, str, Any]]:
     return {f"{getattr(o, '__name__', o)}.{a}": (o, a, getattr(o, a)) for o, a in targets}
 
 
-_TRUSTED_THREAD_STARTERS = ("torch", "triton", "jax", "jaxlib", "numpy", "cupy", "pyopencl", "mkbench")
+_TRUSTED_THREAD_STARTERS = ("torch", "triton", "jax", "jaxlib", "numpy", "cupy", "pyopencl")
+_threads_started: list[str] | None = None  # where non-framework code started threads, in order
 
 
-def watch_thread_starts() -> list[str]:
-    """Record threads started by code outside the frameworks (torch.compile and Triton start
-    their own helper threads, which are not the candidate's doing). Returns the live list."""
-    import os
+def threads_started() -> list[str]:
+    """The live record of threads started by code outside the harness and the frameworks
+    (torch.compile and Triton start helper threads of their own, which are not the candidate's
+    doing). The first call installs the watch on ``threading.Thread.start``."""
+    global _threads_started
+    if _threads_started is not None:
+        return _threads_started
+    import importlib.util
     import sysconfig
     import threading
-    import importlib.util
     stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
-    trusted_roots = [os.path.dirname(os.path.realpath(__file__))]  # the harness itself (not shipped kernels)
+    trusted = [os.path.dirname(os.path.realpath(__file__))]  # the harness itself, not shipped kernels
     for name in _TRUSTED_THREAD_STARTERS:
-        spec = importlib.util.find_spec(name) if name != "mkbench" else None
+        spec = importlib.util.find_spec(name)
         if spec is not None and spec.origin:
-            trusted_roots.append(os.path.dirname(os.path.realpath(spec.origin)))
-    seen: list[str] = []
+            trusted.append(os.path.dirname(os.path.realpath(spec.origin)))
+    record: list[str] = []
     original = threading.Thread.start
 
     def start(thread, *args, **kwargs):
         frame = sys._getframe(1)
+        # The first frame outside the standard library (concurrent.futures, threading) is the starter.
         while frame is not None:
             path = os.path.realpath(frame.f_code.co_filename)
             if not path.startswith(stdlib) or "site-packages" in path or "dist-packages" in path:
                 break
             frame = frame.f_back
-        if frame is not None:
-            path = os.path.realpath(frame.f_code.co_filename)
-            if not any(path.startswith(root + os.sep) for root in trusted_roots):
-                seen.append(f"{path}:{frame.f_lineno}")
+        if frame is not None and not any(path.startswith(root + os.sep) for root in trusted):
+            record.append(f"{path}:{frame.f_lineno}")
         return original(thread, *args, **kwargs)
 
     threading.Thread.start = start
-    return seen
+    _threads_started = record
+    return record
 
 
 def _poison_allocator(device: str, inputs: tuple) -> None:
@@ -201,7 +204,7 @@ class Evaluation:
         self.task, self.backend, self.hw = job["task"], job["backend"], job["hw"]
         self.device = self.hw.device
         self.harness = harness_snapshot()
-        self.foreign_threads = watch_thread_starts()
+        self.threads_mark = len(threads_started())
 
     def run(self) -> None:
         import torch
@@ -333,8 +336,9 @@ class Evaluation:
         for name, (owner, attr, original) in self.harness.items():
             if getattr(owner, attr, None) is not original:
                 return f"the candidate replaced harness function {name}"
-        if self.foreign_threads:
-            return f"the candidate started a thread ({self.foreign_threads[0]}): work can continue outside the timer"
+        started = threads_started()[self.threads_mark:]
+        if started:
+            return f"the candidate started a thread ({started[0]}): work can continue outside the timer"
         return None
 
     def structure_problem(self, out: tuple, expected: tuple, inputs: tuple) -> str | None:
