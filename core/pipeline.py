@@ -112,12 +112,10 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None, hw: HardwareProfile | N
     if unit.invalid:
         return all_rows(verdict="compile_error", compile_status="error", correct_status="not_run", perf_status="not_run", error=unit.invalid)
     assert outcome is not None
-    compile_ok = None
     for msg in outcome.messages:
         kind = msg["kind"]
         if kind == "compile":
-            compile_ok = bool(msg["ok"])
-            if not compile_ok:
+            if not msg["ok"]:
                 return all_rows(verdict="compile_error", compile_status="error", error=msg["message"])
             all_rows(compile_status="ok")
         elif kind == "check":

@@ -158,3 +158,18 @@ def test_hack_verdict_lands_in_store_and_is_not_correct(tmp_path, cli):
     assert {r["verdict"] for r in rows} == {"hack"}
     assert all("static check: line 6: framework_op: calls torch.nn.functional.gelu" in r["error"] for r in rows)
     assert "0/1 candidates correct" in out
+
+
+def test_faster_than_the_roofline_is_a_hack():
+    from mkbench.pipeline import Unit, _apply_integrity, roofline_floor_us
+    h100 = REG.hardware["h100"]
+    row = {"dtype": "float32", "bytes": 512 * 2**20, "flops": 0.0, "time_median_us": 100.0, "interpreted": 0,
+           "verdict": "correct", "perf_status": "timed", "error": None, "extra": {}}
+    floor = roofline_floor_us(row, h100)
+    assert 150 < floor < 170  # 512 MiB at 3.35 TB/s
+    unit = Unit(GELU, TRITON, "m", None, [], [])
+    _apply_integrity(unit, [row], h100)
+    assert row["verdict"] == "hack" and "under the roofline floor" in row["error"]
+    honest = dict(row, time_median_us=1.2 * floor, verdict="correct", extra={})
+    _apply_integrity(unit, [honest], h100)
+    assert honest["verdict"] == "correct"
