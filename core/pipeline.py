@@ -253,9 +253,10 @@ class Runner:
                         skipped.append((shape.name, dtype, f"hardware profile {hw.name} skips {shape.role} shapes"))
                     else:
                         combos.append((shape.name, dtype))
-            for b in baselines:
-                units.append(Unit(task, b, b.name, None, combos, skipped))
-            units.append(self._candidate_unit(task, backend, combos, skipped))
+            candidate = self._candidate_unit(task, backend, combos, skipped)
+            if not candidate.missing:  # baselines only matter next to a candidate
+                units += [Unit(task, b, b.name, None, combos, skipped) for b in baselines]
+            units.append(candidate)
         return units
 
     def _candidate_unit(self, task: Task, backend: Backend, combos, skipped) -> Unit:
