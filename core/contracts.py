@@ -156,6 +156,26 @@ def compare_exact(out: torch.Tensor, ref: torch.Tensor, name: str = "output") ->
     return CheckResult(True, "", 0.0, 0.0)
 
 
+def near_tie(v: torch.Tensor, window: float) -> torch.Tensor:
+    """Where an unrounded value lies within ``window`` of a .5 tie."""
+    return ((v - torch.floor(v)) - 0.5).abs() < window
+
+
+def compare_rounded(q: torch.Tensor, expected: torch.Tensor, unrounded: torch.Tensor, window: float,
+                    name: str = "q") -> CheckResult:
+    """Quantized integers: exact, except a difference of exactly 1 where the unrounded value
+    (x / scale) lies within ``window`` of a .5 tie (the other side of a tie is as right)."""
+    diff = (q.to(torch.int32) - expected.to(torch.int32)).abs()
+    bad = (diff > 1) | ((diff == 1) & ~near_tie(unrounded, window))
+    worst = float(diff.max()) if diff.numel() else 0.0
+    if bool(bad.any()):
+        i = int(torch.nonzero(bad.flatten())[0])
+        return CheckResult(False, f"{name}: {int(bad.sum())}/{q.numel()} values differ (first at flat index {i}: got "
+                                  f"{int(q.flatten()[i])}, expected {int(expected.flatten()[i])}, x/scale = "
+                                  f"{float(unrounded.flatten()[i]):.4f})", worst)
+    return CheckResult(True, "", worst)
+
+
 @dataclass
 class Exact(Contract):
     """Bit-exact outputs (integer, boolean and index results)."""

@@ -19,7 +19,7 @@ A float kernel fails: q must be uint8 and zero_point int32, both exact.
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import CheckResult, Custom
+from mkbench.contracts import CheckResult, Custom, compare_rounded, near_tie
 from mkbench.taskkit import nbytes, randn
 
 TIE_WINDOW = 1e-3
@@ -40,10 +40,6 @@ def reference(x):
     return q, scale, zero_point
 
 
-def _near_tie(v):
-    return ((v - torch.floor(v)) - 0.5).abs() < TIE_WINDOW
-
-
 def check(ctx):
     _, s_ref, zp_ref = ctx.reference()
     q, s, zp = ctx.outputs
@@ -54,20 +50,13 @@ def check(ctx):
     x32 = ctx.inputs[0].to(torch.float32)
     lo, _ = _range(x32)
     zdiff = abs(int(zp) - int(zp_ref))
-    if zdiff > 1 or (zdiff == 1 and not bool(_near_tie(-lo / s_ref))):
+    if zdiff > 1 or (zdiff == 1 and not bool(near_tie(-lo / s_ref, TIE_WINDOW))):
         return CheckResult(False, f"zero_point: got {int(zp)}, expected {int(zp_ref)} (-min/scale = {float(-lo / s_ref):.4f})",
                            float(zdiff), rel)
     v = x32 / s_ref
     expected = (torch.round(v) + int(zp)).clamp(0, 255).to(torch.int32)
-    diff = (q.to(torch.int32) - expected).abs()
-    bad = (diff > 1) | ((diff == 1) & ~_near_tie(v))
-    if bool(bad.any()):
-        n = int(bad.sum())
-        i = int(torch.nonzero(bad.flatten())[0])
-        return CheckResult(False, f"q: {n}/{q.numel()} values differ (first at flat index {i}: got {int(q.flatten()[i])}, "
-                                  f"expected {int(expected.flatten()[i])}, x/scale = {float(v.flatten()[i]):.4f})",
-                           float(diff.max()), rel)
-    return CheckResult(True, "", float(max(zdiff, int(diff.max()) if diff.numel() else 0)), rel)
+    res = compare_rounded(q, expected, v, TIE_WINDOW)
+    return CheckResult(res.ok, res.message, max(float(zdiff), res.max_abs_err), rel)
 
 
 def make_inputs(shape, dtype, gen):
