@@ -1,7 +1,6 @@
 """An empty Triton kernel: launch overhead is measured with it (Triton needs a source file)."""
 
 import triton
-import triton.language as tl
 
 
 @triton.jit

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import secrets
 import signal
 from dataclasses import asdict, dataclass, field
@@ -15,7 +14,7 @@ from typing import Any, Callable
 
 from .backend import Backend
 from .candidate import source_hash
-from .errors import BadInput, Unavailable
+from .errors import BadInput
 from .hardware import HardwareProfile, resolve_profile
 from .isolation import Limits, WorkerOutcome, run_worker
 from .registry import Registry

@@ -5,13 +5,13 @@ negative controls that public suites were caught accepting (MEASUREMENT.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import torch
 
 from .backend import Backend
 from .hardware import HardwareProfile
-from .task import DTYPES, Shape, Task
+from .task import Shape, Task
 from .worker import Evaluation, _normalize
 
 

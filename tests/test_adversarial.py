@@ -3,7 +3,6 @@ kernels produce no findings. Static cheats are read from source; runtime cheats 
 worker's own evaluation code in this process (Triton interpreter); one end-to-end run shows a hack
 verdict in the store, never counted as correct."""
 
-import textwrap
 import threading
 import time
 from pathlib import Path

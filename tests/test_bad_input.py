@@ -1,7 +1,6 @@
 """Bad input gets one clear line and a non-zero exit; nothing already recorded is lost."""
 
 import hashlib
-import shutil
 from pathlib import Path
 
 import pytest

@@ -1,7 +1,6 @@
 """A candidate that crashes, exits, hangs, raises, returns garbage or mutates its inputs costs only
 its own verdict: the run goes on with a fresh worker and the next candidate is judged normally."""
 
-import shutil
 import textwrap
 from pathlib import Path
 

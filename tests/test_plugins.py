@@ -1,6 +1,5 @@
 import importlib.metadata
 
-import pytest
 
 from mkbench import plugins
 from mkbench.store import Store
