@@ -135,14 +135,16 @@ def test_result_cache_is_caught_on_timed_calls():
 
 @pytest.mark.parametrize("name, fn, needle", [
     ("lazy_output", lambda x: torch.nn.functional.gelu(x).as_subclass(type("Lazy", (torch.Tensor,), {})), "plain torch.Tensor"),
-    ("uninitialised", lambda x: torch.empty_like(x), "outside rtol"),
+    # garbage memory may hold NaN bit patterns, which the contract reports first
+    ("uninitialised", lambda x: torch.empty_like(x), ("outside rtol", "NaN positions differ")),
     ("constant", lambda x: torch.full_like(x, 0.3), "outside rtol"),
     ("aliases_input", lambda x: x, "aliases an input"),
     ("bf16_compute", lambda x: torch.nn.functional.gelu(x.bfloat16()).float(), "outside rtol"),
 ])
 def test_wrong_answers_are_incorrect(name, fn, needle):
     status, msg, _ = _evaluation().check_combo(fn, SMALL, "float32")
-    assert status == "incorrect" and needle in msg, msg
+    needles = needle if isinstance(needle, tuple) else (needle,)
+    assert status == "incorrect" and any(n in msg for n in needles), msg
 
 
 def test_hack_verdict_lands_in_store_and_is_not_correct(tmp_path, cli):
