@@ -36,6 +36,12 @@ class Backend:
         """Environment variables the worker must have before anything is imported."""
         return {}
 
+    def compile_only(self, hw: "HardwareProfile") -> str | None:
+        """Why candidates can be built here but not run (CUDA sources with nvcc on a machine with
+        no NVIDIA GPU), or None. The pipeline then records compile verdicts only: correctness and
+        timing are 'not_run' with this reason, and no baselines are timed."""
+        return None
+
     def reference_dir(self) -> Path | None:
         """Folder of shipped reference kernels laid out as ``<category>/<task><suffix>``."""
         return None
@@ -59,6 +65,12 @@ class Backend:
         """Build the candidate; return a callable taking the task's inputs. Raise
         :class:`mkbench.errors.CompileError` with the compiler's message on failure."""
         raise NotImplementedError
+
+    def compile_checks(self, task: "Task", source: Path | None, hw: "HardwareProfile") -> dict[str, dict]:
+        """Further compile verdicts recorded apart from the one that gates the run, e.g. HIP built
+        for AMD targets on an NVIDIA machine: ``{"hipcc --offload-arch=gfx90a": {"ok": bool,
+        "message": str}}``. Runs in the worker before :meth:`compile`, whatever it returns."""
+        return {}
 
     def launch_counter(self) -> "LaunchCounter":
         """A context manager counting this backend's kernel launches inside it (``count`` stays

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from . import worker
 
-KNOWN_KINDS = {"stage", "begin", "compile", "check", "timed", "poisoned", "fatal", "done", "probe"}
+KNOWN_KINDS = {"compile_checks", "stage", "begin", "compile", "check", "timed", "poisoned", "fatal", "done", "probe"}
 
 
 @dataclass

@@ -66,6 +66,7 @@ class Unit:
     missing: str | None = None  # why there is no candidate to evaluate
     invalid: str | None = None  # static problem with the candidate file
     findings: list = field(default_factory=list)  # static integrity findings (mkbench.static_checks)
+    compile_only: str | None = None  # why this unit is only compiled here (Backend.compile_only)
 
 
 def probe_device(limits: Limits, job: dict | None = None) -> dict[str, Any]:
@@ -113,10 +114,15 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None, hw: HardwareProfile | N
     assert outcome is not None
     for msg in outcome.messages:
         kind = msg["kind"]
-        if kind == "compile":
+        if kind == "compile_checks":
+            for r in rows.values():
+                r["extra"]["compile_checks"] = msg["checks"]
+        elif kind == "compile":
             if not msg["ok"]:
                 return all_rows(verdict="compile_error", compile_status="error", error=msg["message"])
             all_rows(compile_status="ok")
+            if unit.compile_only:
+                return all_rows(verdict="compiled", error=f"compile only: {unit.compile_only}")
         elif kind == "check":
             r = rows[tuple(msg["combo"])]
             status = msg["status"]
@@ -228,6 +234,7 @@ class Runner:
         if backend.is_baseline:
             raise BadInput(f"{backend.name} is a baseline; pick a kernel backend (see `mkbench list backends`)")
         backend.availability(hw)  # the backend, not the profile, decides: plugins add backends profiles never heard of
+        compile_only = backend.compile_only(hw)
         tasks = self.reg.select_tasks(self.opt.tasks, self.opt.categories)
         if self.opt.solutions is not None:
             self._check_solutions_dir(backend)
@@ -253,7 +260,8 @@ class Runner:
                     else:
                         combos.append((shape.name, dtype))
             candidate = self._candidate_unit(task, backend, combos, skipped)
-            if not candidate.missing:  # baselines only matter next to a candidate
+            candidate.compile_only = compile_only
+            if not candidate.missing and not compile_only:  # baselines only matter next to a timed candidate
                 units += [Unit(task, b, b.name, None, combos, skipped) for b in baselines]
             units.append(candidate)
         return units
@@ -335,7 +343,7 @@ class Runner:
             return _rows_for(unit, None, hw)
         job = {"kind": "evaluate", "task": unit.task, "backend": unit.backend, "hw": hw, "source": unit.source,
                "combos": unit.combos, "seeds": self.opt.seeds, "run_seed": seed, "timing": self.opt.timing,
-               "do_timing": True}
+               "do_timing": True, "compile_only": bool(unit.compile_only)}
         env = dict(unit.backend.worker_env(hw))
         outcome = run_worker(job, env, self.opt.limits, log_path)
         return _rows_for(unit, outcome, hw)
@@ -365,7 +373,7 @@ def summarize_run(store: Store, run_id: int) -> list[dict[str, Any]]:
     groups: dict[tuple, list[dict]] = {}
     for r in store.results([run_id]):
         groups.setdefault((r["category"], r["task"], r["backend"], r["method"]), []).append(r)
-    order = ["missing", "compile_error", "hack", "crash", "timeout", "error", "incorrect", "not_run"]
+    order = ["missing", "compile_error", "hack", "crash", "timeout", "error", "incorrect", "not_run", "compiled"]
     out = []
     for (category, task, backend, method), rows in groups.items():
         evaluated = [r for r in rows if r["verdict"] != "skipped"]

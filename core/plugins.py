@@ -24,6 +24,10 @@ from .registry import Registry
 ENTRY_POINT_GROUP = "mkbench"
 BUILTIN_PLUGINS = {
     "triton": "mkbench.backends.triton",
+    "cuda": "mkbench.backends.cuda",
+    "hip": "mkbench.backends.hip",
+    "pallas": "mkbench.backends.pallas",
+    "sycl": "mkbench.backends.sycl",
     "baselines": "mkbench.backends.baselines",
     "builtin_tasks": "mkbench.tasks",
     "builtin_hardware": "mkbench.hardware_profiles",

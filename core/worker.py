@@ -213,14 +213,25 @@ class Evaluation:
             # The contract's float32 means IEEE float32: no silent TF32 in references or baselines.
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
+        checks = self.compile_checks()
         fn = self.compile()
-        if fn is None:
+        if fn is None or self.job.get("compile_only"):
             return
         passed = self.correctness(fn)
         if passed is None:
             return
         if self.job["do_timing"]:
             self.timing(fn, passed)
+
+    def compile_checks(self) -> dict:
+        try:
+            checks = self.backend.compile_checks(self.task, self.job["source"], self.hw)
+        except Exception as exc:  # a broken side check must not cost the main verdict
+            checks = {"compile_checks": {"ok": False, "message": _short(f"{type(exc).__name__}: {exc}")}}
+        if checks:
+            self.send({"kind": "compile_checks", "checks": {k: {"ok": bool(v.get("ok")), "message": _short(str(v.get("message", "")))}
+                                                              for k, v in checks.items()}})
+        return checks
 
     def compile(self):
         from .errors import CompileError

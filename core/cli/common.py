@@ -55,6 +55,9 @@ def print_summary(summary: list[dict[str, Any]]) -> None:
     ok = sum(s["verdict"] == "correct" for s in cands)
     print(f"\n{ok}/{len(cands)} candidates correct on every evaluated shape and dtype "
           "(speedup = baseline median / candidate median; geometric mean over all shapes and dtypes, and over the large shapes)")
+    built = sum(s["verdict"] == "compiled" for s in cands)
+    if built:
+        print(f"{built}/{len(cands)} candidates compiled only: this machine can build them but not run them")
 
 
 def export_json(store: Store, run_ids: list[int], path: Path) -> None:

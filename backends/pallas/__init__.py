@@ -1,0 +1,1 @@
+"""pallas backend (being written)."""

@@ -1,0 +1,1 @@
+"""sycl backend (being written)."""
