@@ -6,10 +6,11 @@ import argparse
 import sys
 
 from ..errors import MkbenchError
-from . import export_cmd, import_cmd, list_cmd, plugins_cmd, report_cmd, run_cmd, validate_cmd
+from . import analyze_cmd, export_cmd, import_cmd, list_cmd, plugins_cmd, report_cmd, run_cmd, validate_cmd
 
 COMMANDS = {"run": run_cmd, "list": list_cmd, "plugins": plugins_cmd, "report": report_cmd, "export": export_cmd,
-            "validate": validate_cmd, "import": import_cmd}
+            "validate": validate_cmd, "import": import_cmd,
+            "analyze": analyze_cmd}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""`mkbench report`: a Markdown or JSON report of runs in a store."""
+"""`mkbench report`: the comparative report (Markdown, self-contained HTML, or JSON) over one or
+more results stores, followed in Markdown by each run's own summary and detail."""
 
 from __future__ import annotations
 
@@ -12,39 +13,76 @@ from .common import DEFAULT_STORE, export_json
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="report on runs in the results store")
-    p.add_argument("--store", type=Path, default=Path(os.environ.get("MKBENCH_STORE", DEFAULT_STORE)))
-    p.add_argument("--run", type=int, action="append", dest="runs", help="run id (repeatable; default: the latest run)")
-    p.add_argument("--all", action="store_true", help="every run in the store")
-    p.add_argument("--format", choices=["md", "json"], default="md")
-    p.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
+    p = sub.add_parser("report", help="report on runs in one or more results stores")
+    add_selection_args(p)
+    p.add_argument("--format", choices=["md", "html", "json"], default="md")
+    p.add_argument("--title", default="mkbench report")
+    p.add_argument("--no-run-detail", action="store_true", help="Markdown: leave out each run's per-shape tables")
+    p.add_argument("-o", "--output", type=Path, help="write here instead of standard output (needed for html and json; "
+                                                        "Markdown plots are written beside it)")
+
+
+def add_selection_args(p) -> None:
+    p.add_argument("--store", type=Path, action="append", dest="stores",
+                   help="results store (repeatable: results of several stores are merged, each run keeping its "
+                        "environment; default $MKBENCH_STORE or mkbench.sqlite)")
+    p.add_argument("--run", type=int, action="append", dest="runs", help="run id in a single store (repeatable; default: every run)")
+    p.add_argument("--shape-role", action="append", dest="roles", choices=["small", "awkward", "large", "standard"],
+                   help="shape roles whose times make the speedups (repeatable; default: large)")
+
+
+def stores_of(args) -> list[Path]:
+    stores = args.stores or [Path(os.environ.get("MKBENCH_STORE", DEFAULT_STORE))]
+    for s in stores:
+        if not s.exists():
+            raise BadInput(f"no results store at {s}")
+        Store(s).close()  # refuses a file that is not a usable mkbench store, without touching it
+    return stores
+
+
+def load(args):
+    from ..analysis import load_results
+    from ..plugins import build_registry
+    return load_results(stores_of(args), args.runs), build_registry().hardware
 
 
 def run(args) -> int:
-    if not args.store.exists():
-        raise BadInput(f"no results store at {args.store}")
-    store = Store(args.store)
-    try:
-        if args.all:
-            run_ids = [r.id for r in store.runs()]
-        elif args.runs:
-            run_ids = [store.run(r).id for r in args.runs]
-        else:
-            latest = store.latest_run()
-            run_ids = [latest.id] if latest else []
-        if not run_ids:
-            raise BadInput(f"{args.store} holds no runs")
-        if args.format == "json":
-            if not args.output:
-                raise BadInput("--format json needs -o FILE")
+    stores = stores_of(args)
+    if args.format in ("html", "json") and not args.output:
+        raise BadInput(f"--format {args.format} needs -o FILE")
+    if args.format == "json":
+        if len(stores) > 1:
+            raise BadInput("--format json exports one store; use `mkbench export` per store")
+        store = Store(stores[0])
+        try:
+            run_ids = args.runs or [r.id for r in store.runs()]
+            if not run_ids:
+                raise BadInput(f"{stores[0]} holds no runs")
             export_json(store, run_ids, args.output)
-            return 0
-        text = markdown_report(store, run_ids)
-        if args.output:
-            args.output.parent.mkdir(parents=True, exist_ok=True)
-            args.output.write_text(text)
-        else:
-            print(text)
+        finally:
+            store.close()
         return 0
-    finally:
-        store.close()
+    from ..analysis.report import build_report
+    results, profiles = load(args)
+    doc = build_report(results, profiles, title=args.title, roles=tuple(args.roles or ("large",)))
+    if args.format == "html":
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(doc.html())
+        return 0
+    plots_dir = args.output.parent / f"{args.output.stem}-plots" if args.output else None
+    text = doc.markdown(plots_dir, link_prefix=f"{plots_dir.name}/" if plots_dir else "")
+    if not args.no_run_detail:
+        text += "\n\n# Runs in detail\n\n"
+        for path in stores:
+            store = Store(path)
+            try:
+                ids = args.runs or [r.id for r in store.runs()]
+                text += markdown_report(store, ids).replace("# mkbench report\n", f"Store `{path}`\n", 1)
+            finally:
+                store.close()
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text)
+    else:
+        print(text)
+    return 0

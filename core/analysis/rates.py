@@ -1,0 +1,144 @@
+"""Per-task attempts and the rates over them: compile, correct, hack-flagged, fast_p over eager
+and over torch.compile, geometric-mean speedup, the share of correct kernels slower than eager,
+and roofline efficiency.
+
+An *attempt* is one (run, hardware, backend, method, task): correct when every evaluated shape
+and dtype is correct (KernelBench's rule), with its speedup the geometric mean over the correct
+rows of the selected shape roles (default: the large, timing-sized shapes; small shapes mostly
+measure launch overhead). Speedups are recomputed from stored medians against the baselines of
+the same run, so a baseline is compared with the other baseline too (torch.compile vs eager).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..hardware import HardwareProfile
+from ..pipeline import roofline_floor_us
+from .dataset import ResultSet
+
+FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
+BASELINES = ("eager", "torch_compile")
+ATTEMPT_KEYS = ["hw", "backend", "method", "category", "task", "run_key"]
+
+
+def _geomean(values: Iterable[float]) -> float | None:
+    vals = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+    return float(math.exp(sum(math.log(v) for v in vals) / len(vals))) if vals else None
+
+
+def _with_speedups(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per-row speedups against each baseline of the same run, from stored medians."""
+    rows = rows.copy()
+    timed = rows[(rows["verdict"] == "correct") & rows["time_median_us"].notna() & (rows["interpreted"].fillna(0) == 0)]
+    for base in BASELINES:
+        ref = timed[timed["method"] == base].set_index(["run_key", "task", "shape", "dtype"])["time_median_us"]
+        ref = ref[~ref.index.duplicated()]
+        idx = pd.MultiIndex.from_frame(rows[["run_key", "task", "shape", "dtype"]])
+        base_t = ref.reindex(idx).to_numpy()
+        ok = (rows["verdict"] == "correct").to_numpy() & rows["time_median_us"].notna().to_numpy() \
+            & (rows["interpreted"].fillna(0) == 0).to_numpy() & (rows["method"] != base).to_numpy()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rows[f"vs_{base}"] = np.where(ok, base_t / rows["time_median_us"].to_numpy(dtype=float), np.nan)
+    return rows
+
+
+def _efficiency(rows: pd.DataFrame, profiles: dict[str, HardwareProfile]) -> pd.Series:
+    """Achieved fraction of the roofline: the profile's floor time for the row's bytes and FLOPs
+    over the measured median (1.0 = at the datasheet roof)."""
+    out = []
+    for r in rows.itertuples(index=False):
+        hw = profiles.get(r.hw)
+        t = r.time_median_us
+        if hw is None or hw.device == "cpu" or r.verdict != "correct" or not t or (r.interpreted or 0):
+            out.append(np.nan)
+            continue
+        floor = roofline_floor_us({"dtype": r.dtype, "bytes": r.bytes, "flops": r.flops}, hw)
+        out.append(floor / t if floor else np.nan)
+    return pd.Series(out, index=rows.index, dtype=float)
+
+
+def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile], roles: tuple[str, ...] = ("large",)) -> pd.DataFrame:
+    """One row per attempt (see module docstring)."""
+    rows = results.rows
+    if rows.empty:
+        return pd.DataFrame(columns=ATTEMPT_KEYS)
+    rows = rows[rows["verdict"] != "skipped"]
+    rows = _with_speedups(rows)
+    rows = rows.assign(efficiency=_efficiency(rows, profiles))
+    out = []
+    for key, g in rows.groupby(ATTEMPT_KEYS, sort=True):
+        rec = dict(zip(ATTEMPT_KEYS, key))
+        verdicts = set(g["verdict"])
+        timed = g[g["shape_role"].isin(roles)] if roles else g
+        correct = verdicts == {"correct"}
+        rec.update(
+            is_baseline=bool(g["is_baseline"].iloc[0]),
+            combos=len(g),
+            compiled=bool((g["compile_status"] == "ok").all()),
+            correct=correct,
+            hack=bool((g["verdict"] == "hack").any()),
+            verdict=_worst(verdicts),
+            speedup_eager=_geomean(timed["vs_eager"]) if correct else None,
+            speedup_compile=_geomean(timed["vs_torch_compile"]) if correct else None,
+            efficiency=_geomean(timed["efficiency"]) if correct else None,
+            time_us=_geomean(timed["time_median_us"]) if correct else None,
+            flops=float(timed["flops"].mean()) if len(timed) else None,
+            bytes=float(timed["bytes"].mean()) if len(timed) else None,
+        )
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+ORDER = ["hack", "compile_error", "crash", "timeout", "error", "incorrect", "missing", "not_run", "compiled", "correct"]
+
+
+def _worst(verdicts: set[str]) -> str:
+    return next((v for v in ORDER if v in verdicts), sorted(verdicts)[0])
+
+
+def fast_p(attempts: pd.DataFrame, p: float, column: str = "speedup_eager") -> float:
+    """KernelBench's fast_p: the share of attempted tasks that are correct AND faster than the
+    baseline by more than p (p = 0: correct with a measured speedup)."""
+    if attempts.empty:
+        return float("nan")
+    s = attempts[column].astype(float)
+    return float((attempts["correct"] & s.notna() & (s > p)).sum() / len(attempts))
+
+
+def _rate_row(group: pd.DataFrame) -> dict[str, Any]:
+    correct = group[group["correct"]]
+    sp = correct["speedup_eager"].dropna().astype(float)
+    row = {
+        "tasks": len(group),
+        "compile": group["compiled"].mean(),
+        "correct": group["correct"].mean(),
+        "hack": group["hack"].mean(),
+        "geomean_vs_eager": _geomean(sp),
+        "geomean_vs_compile": _geomean(correct["speedup_compile"].dropna().astype(float)),
+        "slower_than_eager": float((sp < 1).mean()) if len(sp) else None,
+        "roofline_eff": float(np.median(correct["efficiency"].dropna())) if correct["efficiency"].notna().any() else None,
+    }
+    for p in FAST_P:
+        row[f"fast_{p:g}_eager"] = fast_p(group, p, "speedup_eager")
+        row[f"fast_{p:g}_compile"] = fast_p(group, p, "speedup_compile")
+    return row
+
+
+def rates_table(attempts: pd.DataFrame, by: tuple[str, ...] = ("hw", "backend", "method", "category"),
+                totals: bool = True) -> pd.DataFrame:
+    """Rates per group; with ``totals``, an 'all' category line per (hw, backend, method)."""
+    if attempts.empty:
+        return pd.DataFrame()
+    out = []
+    for key, g in attempts.groupby(list(by), sort=True):
+        out.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))), **_rate_row(g)})
+    if totals and "category" in by:
+        outer = [c for c in by if c != "category"]
+        for key, g in attempts.groupby(outer, sort=True):
+            out.append({**dict(zip(outer, key if isinstance(key, tuple) else (key,))), "category": "(all)", **_rate_row(g)})
+    return pd.DataFrame(out).sort_values(list(by)).reset_index(drop=True)
