@@ -1,1 +1,135 @@
-"""sycl backend (being written)."""
+"""sycl backend: kernels in OpenCL C (the kernel language SYCL grew from), run through pyopencl on
+any OpenCL device: NVIDIA's OpenCL driver on a ``cuda`` profile, PoCL on the ``cpu`` profile.
+
+Modules: ``device`` picks the OpenCL device a profile means, ``runtime`` builds and runs candidates
+in the worker and counts their launches, ``timing`` times them with profiling events, ``checks``
+reads their host code. pyopencl is imported only in the worker (and in a subprocess probe), so
+loading the plugin stays cheap. docs/backends/sycl.md is the long form of the contract below.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import shutil
+from pathlib import Path
+
+from mkbench.backend import Backend, LaunchCounter
+from mkbench.candidate import ENTRY_POINT, load_python_candidate, static_entry_problem
+from mkbench.errors import CompileError, Unavailable
+from mkbench.hookspecs import hookimpl
+
+SOURCE_NAME = "OPENCL_SOURCE"
+OPTIONS_NAME = "BUILD_OPTIONS"
+SYCL_CPP_COMPILERS = ("icpx", "acpp")
+
+
+def sycl_cpp_reason() -> str:
+    """Why SYCL C++ sources are not an accepted candidate form here."""
+    found = [c for c in SYCL_CPP_COMPILERS if shutil.which(c)]
+    if not found:
+        return "SYCL C++ candidates need a SYCL compiler (icpx -fsycl or acpp), and none is on PATH"
+    return (f"{found[0]} is on PATH, but this version of the backend accepts OpenCL C only; SYCL C++ candidates "
+            "are not supported yet")
+
+
+class SyclBackend(Backend):
+    name = "sycl"
+    language = "opencl-c"
+    suffix = ".py"
+    candidate_contract = (
+        f"One Python file per task at <category>/<task>.py defining a top-level string `{SOURCE_NAME}` of OpenCL C 1.2 "
+        f"kernels (optional `{OPTIONS_NAME}`: a list of build flags) and a top-level callable `{ENTRY_POINT}(prog, queue, *inputs)` "
+        "(or one named after the task). The backend builds the source once (a failed build is a compile error carrying the "
+        "build log) and calls it with `prog`, whose attribute `prog.<name>` is the kernel of that name, the profiling "
+        "pyopencl.CommandQueue to launch on, and the task's inputs in order: each tensor as a C-contiguous "
+        "pyopencl.array.Array of the same shape (bfloat16 as uint16 bit patterns, bool as 1-byte bool, other dtypes as their "
+        "numpy dtype), Python scalars unchanged. Launch with `prog.<name>(queue, global_size, local_size, *args)` (buffers "
+        "as `array.data`, scalars as numpy scalars such as np.int32(n)), allocate outputs with pyopencl.array.empty / "
+        "empty_like, and return an Array, or a tuple of them in the reference's order, with the reference's shapes and "
+        "dtypes (uint16 for bfloat16). Inputs must not be modified. Not allowed: pyopencl.array arithmetic or library "
+        "kernels, reading device data back to compute on the host, queues or programs of its own. SYCL C++ sources are "
+        "not accepted in this version (see docs/backends/sycl.md)."
+    )
+
+    # --- parent side -----------------------------------------------------------------------
+    def availability(self, hw):
+        if importlib.util.find_spec("pyopencl") is None:
+            raise Unavailable("the pyopencl package is not installed (pip install pyopencl; on a CPU also pocl-binary-distribution)")
+        from .device import choose, probe_listing
+        choose(probe_listing(), hw.device, hw.vendor)
+
+    def interpreted(self, hw):
+        # PoCL compiles kernels to native code for the host CPU: its times are real measurements of
+        # that CPU, like the eager baseline's on the same profile, not an emulator's.
+        return False
+
+    def reference_dir(self):
+        return Path(__file__).parent / "kernels"
+
+    def static_problem(self, task, source):
+        problem = static_entry_problem(source, task.name)
+        if problem:
+            return problem
+        names = _top_level_names(Path(source))
+        if SOURCE_NAME not in names:
+            if "SYCL_SOURCE" in names:
+                return f"{source}: {sycl_cpp_reason()}"
+            return f"{source}: defines no top-level `{SOURCE_NAME}` (the OpenCL C source the backend builds)"
+        return None
+
+    def static_findings(self, task, source):
+        from .checks import scan_file
+        return scan_file(Path(source))
+
+    # --- worker side -----------------------------------------------------------------------
+    def compile(self, task, source, hw):
+        import sys
+        from . import runtime  # installs the launch watch before the candidate is imported
+        rt = runtime.runtime_for(hw)
+        entry = load_python_candidate(source, task.name)
+        module = sys.modules.get(getattr(entry, "__module__", ""), None)
+        if module is None or not hasattr(module, SOURCE_NAME):
+            raise CompileError(f"{source}: `{SOURCE_NAME}` is not defined after import")
+        kernels = runtime.build(rt, getattr(module, SOURCE_NAME), getattr(module, OPTIONS_NAME, None), Path(source))
+        return runtime.OpenCLCandidate(rt, kernels, entry)
+
+    def launch_counter(self):
+        return OpenCLLaunchCounter()
+
+    def time(self, fn, arg_sets, hw, settings):
+        from .timing import time_opencl
+        return time_opencl(fn, arg_sets, hw, settings)
+
+
+class OpenCLLaunchCounter(LaunchCounter):
+    """Counts enqueues of kernels built from the candidate's OPENCL_SOURCE (pyopencl's own
+    kernels, e.g. from pyopencl.array arithmetic, are not the candidate's)."""
+
+    def __enter__(self):
+        from .runtime import watching
+        self._watching = watching()
+        self._watch = self._watching.__enter__()
+        self.count = 0
+        return self
+
+    def __exit__(self, *exc):
+        self._watching.__exit__(*exc)
+        self.count = self._watch.own
+
+
+def _top_level_names(path: Path) -> set[str]:
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return set()
+    names = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+@hookimpl
+def register_backends(register):
+    register(SyclBackend())

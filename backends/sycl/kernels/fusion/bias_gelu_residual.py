@@ -1,0 +1,48 @@
+import numpy as np
+import pyopencl.array as cla
+
+OPENCL_SOURCE = r"""
+// Storage types: dt 0 = float, 1 = half (IEEE binary16 through vload_half / vstore_half, which need
+// no cl_khr_fp16), 2 = bfloat16 as raw ushort bits. Arithmetic is always float.
+inline float bf16_to_float(ushort h) { return as_float((uint)h << 16); }
+
+inline ushort float_to_bf16(float f) {
+    uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);  // NaN stays NaN
+    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);                   // round to nearest even
+}
+
+inline float load_elem(__global const uchar *p, size_t i, int dt) {
+    if (dt == 0) return ((__global const float *)p)[i];
+    if (dt == 1) return vload_half(i, (__global const half *)p);
+    return bf16_to_float(((__global const ushort *)p)[i]);
+}
+
+inline void store_elem(__global uchar *p, size_t i, float v, int dt) {
+    if (dt == 0) ((__global float *)p)[i] = v;
+    else if (dt == 1) vstore_half_rte(v, i, (__global half *)p);
+    else ((__global ushort *)p)[i] = float_to_bf16(v);
+}
+// y = gelu(x + bias[col]) + residual with the exact (erf) GELU: one memory-bound pass, one element
+// per work-item, every intermediate in float.
+__kernel void bias_gelu_residual(__global const uchar *x, __global const uchar *bias, __global const uchar *res,
+                                 __global uchar *y, const long n, const int cols, const int dt) {
+    const size_t i = get_global_id(0);
+    if (i >= (size_t)n) return;
+    const float v = load_elem(x, i, dt) + load_elem(bias, i % (size_t)cols, dt);
+    const float g = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f));
+    store_elem(y, i, g + load_elem(res, i, dt), dt);
+}
+"""
+
+WG = 256
+DTYPE_CODE = {np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.uint16): 2}
+
+
+def kernel_function(prog, queue, x, bias, residual):
+    y = cla.empty_like(x)
+    n = x.size
+    if n:
+        prog.bias_gelu_residual(queue, (-(-n // WG) * WG,), (WG,), x.data, bias.data, residual.data, y.data,
+                                np.int64(n), np.int32(x.shape[-1]), np.int32(DTYPE_CODE[x.dtype]))
+    return y

@@ -1,0 +1,396 @@
+"""The sycl backend (OpenCL C through pyopencl). On a CPU the kernels really run, on PoCL: the 15
+reference kernels are judged by the worker's own evaluation code in this process, two of them
+end to end through `mkbench run`; a broken source gives a compile_error carrying the OpenCL
+compiler's message; decoys and forbidden host work are caught; unavailability has a reason.
+The GPU tests run the references on NVIDIA's OpenCL driver."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyopencl")
+
+from mkbench.backends.sycl import SyclBackend, sycl_cpp_reason  # noqa: E402
+from mkbench.backends.sycl.checks import scan_opencl_host  # noqa: E402
+from mkbench.backends.sycl.device import choose  # noqa: E402
+from mkbench.errors import CompileError, Unavailable  # noqa: E402
+from mkbench.plugins import build_registry  # noqa: E402
+from mkbench.timing import TimingSettings  # noqa: E402
+from mkbench.worker import Evaluation  # noqa: E402
+
+REG = build_registry()
+CPU = REG.hardware["cpu"]
+SYCL = REG.backends["sycl"]
+REFS = SYCL.reference_dir()
+REF_FILES = sorted(REFS.rglob("*.py"))
+# The portability matrix: the 15 tasks the five backends all have reference kernels for.
+MATRIX_TASKS = ["activation/gelu", "convolution/depthwise_conv2d", "fusion/bias_gelu_residual", "index/embedding",
+                "linear_algebra/trsv", "loss/cross_entropy", "math/cumsum", "matmul/matmul", "normalization/layer_norm",
+                "optimizer/adam_step", "pooling/max_pool2d", "quantization/quantize_int8_rowwise", "random/dropout",
+                "reduce/sum_lastdim", "spatial/upsample_bilinear2d"]
+
+
+def _pocl_or_skip():
+    try:
+        SYCL.availability(CPU)
+    except Unavailable as exc:
+        pytest.skip(f"no OpenCL CPU device here: {exc.reason}")
+
+
+def _evaluation(task, seeds=1):
+    job = {"task": task, "backend": SYCL, "hw": CPU, "seeds": seeds, "run_seed": 1234,
+           "timing": TimingSettings(budget_ms=20, warmup_ms=2)}
+    return Evaluation(job, lambda msg: None)
+
+
+def _write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _rows(json_path: Path) -> list[dict]:
+    rows = json.loads(json_path.read_text())["results"]
+    for r in rows:
+        if isinstance(r["extra"], str):
+            r["extra"] = json.loads(r["extra"])
+    return [r for r in rows if r["verdict"] != "skipped"]
+
+
+# --- the reference kernels -------------------------------------------------------------------
+
+def test_references_cover_the_matrix_tasks():
+    assert sorted(p.relative_to(REFS).with_suffix("").as_posix() for p in REF_FILES) == MATRIX_TASKS
+    triton = REG.backends["triton"].reference_dir()
+    assert all((triton / f"{t}.py").exists() for t in MATRIX_TASKS)
+
+
+@pytest.mark.parametrize("path", REF_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_reference_is_clean_and_correct_on_pocl(path):
+    _pocl_or_skip()
+    task = REG.tasks[path.stem]
+    assert SYCL.static_problem(task, path) is None
+    assert SYCL.static_findings(task, path) == []
+    fn = SYCL.compile(task, path, CPU)
+    ev = _evaluation(task)
+    for shape in task.shapes:
+        if shape.role == "large":  # the cpu profile skips them too
+            continue
+        for dtype in task.dtypes:
+            assert SYCL.unsupported(task, dtype) is None
+            status, message, _ = ev.check_combo(fn, shape, dtype)
+            assert status == "correct", f"{shape.name} {dtype}: {message}"
+
+
+def test_references_through_the_pipeline(tmp_path, cli):
+    """Compile, correctness and timing of real OpenCL kernels on PoCL, in spawned workers: three
+    storage types (gelu) and a tuple of int8 and float32 outputs (quantize)."""
+    _pocl_or_skip()
+    out = tmp_path / "r.json"
+    code, stdout, _ = cli("run", "--backend", "sycl", "--hw", "cpu", "--shape-role", "small", "--shape-role", "awkward",
+                          "--baselines", "none", "--seeds", "1", "--time-budget-ms", "20", "--task", "gelu",
+                          "--task", "quantize_int8_rowwise", "--store", tmp_path / "r.sqlite", "--json", out, "--no-progress")
+    assert code == 0, stdout
+    rows = _rows(out)
+    assert {r["task"] for r in rows} == {"gelu", "quantize_int8_rowwise"}
+    assert {r["dtype"] for r in rows if r["task"] == "gelu"} == {"float32", "float16", "bfloat16"}
+    for r in rows:
+        assert r["verdict"] == "correct", (r["task"], r["shape"], r["dtype"], r["error"])
+        assert r["perf_status"] == "timed" and r["timer"] == "opencl-profiling-events" and not r["interpreted"]
+        assert r["time_median_us"] > 0 and r["extra"]["l2_flush_bytes"] >= 2 * 2**20
+    assert "OPENCL_SOURCE" in json.loads(out.read_text())["runs"][0]["environment"]["candidate_contract"]
+
+
+def test_the_documented_minimal_candidate_is_correct(tmp_path):
+    _pocl_or_skip()
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "backends" / "sycl.md").read_text()
+    example = doc.split("### A minimal candidate", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    task = REG.tasks["gelu"]
+    path = _write(tmp_path, "activation/gelu.py", example)
+    assert SYCL.static_problem(task, path) is None and SYCL.static_findings(task, path) == []
+    fn = SYCL.compile(task, path, CPU)
+    for dtype in task.dtypes:
+        status, message, _ = _evaluation(task).check_combo(fn, task.shape("awkward"), dtype)
+        assert status == "correct", f"{dtype}: {message}"
+
+
+# --- compile errors, decoys, forbidden host work ------------------------------------------------
+
+BROKEN_GELU = '''import numpy as np
+import pyopencl.array as cla
+
+OPENCL_SOURCE = r"""
+__kernel void gelu(__global const float *x, __global float *y, const int n) {
+    int i = get_global_id(0);
+    if (i < n) y[i] = 0.5f * x[i] * (1.0f + erf(x[i] * 0.70710678f)) + undefined_thing;
+}
+"""
+
+
+def kernel_function(prog, queue, x):
+    y = cla.empty_like(x)
+    prog.gelu(queue, (x.size,), None, x.data, y.data, np.int32(x.size))
+    return y
+'''
+
+NUMPY_DECOY = '''import numpy as np
+import pyopencl.array as cla
+
+OPENCL_SOURCE = "__kernel void unused(__global float *x) { }"
+
+
+def kernel_function(prog, queue, x):
+    host = x.get()
+    return cla.to_device(queue, host.astype(np.float64).sum(axis=-1).astype(x.dtype))
+'''
+
+
+def test_broken_source_is_a_compile_error_with_the_build_log(tmp_path):
+    _pocl_or_skip()
+    path = _write(tmp_path, "activation/gelu.py", BROKEN_GELU)
+    with pytest.raises(CompileError) as err:
+        SYCL.compile(REG.tasks["gelu"], path, CPU)
+    # Line 7 of the .py file is line 4 of OPENCL_SOURCE: the log's location is rewritten to the file.
+    first = str(err.value).splitlines()[0]
+    assert first.startswith(f"{path}:7:") and "undeclared identifier 'undefined_thing'" in first, str(err.value)
+
+
+def test_compile_error_and_decoy_verdicts_in_the_store(tmp_path, cli):
+    _pocl_or_skip()
+    sol = tmp_path / "sol"
+    _write(sol, "activation/gelu.py", BROKEN_GELU)
+    _write(sol, "reduce/sum_lastdim.py", NUMPY_DECOY)
+    _write(sol, "math/cumsum.py", "def kernel_function(prog, queue, x):\n    return x\n")  # no OPENCL_SOURCE
+    out = tmp_path / "r.json"
+    code, stdout, stderr = cli("run", "--backend", "sycl", "--hw", "cpu", "--solutions", sol, "--shape-role", "small",
+                               "--baselines", "none", "--seeds", "1", "--time-budget-ms", "10", "--task", "gelu",
+                               "--task", "sum_lastdim", "--task", "cumsum", "--store", tmp_path / "r.sqlite",
+                               "--json", out, "--no-progress")
+    assert code == 3, stdout + stderr  # the candidate without OPENCL_SOURCE is invalid
+    by_task = {}
+    for r in _rows(out):
+        by_task.setdefault(r["task"], []).append(r)
+    assert {r["verdict"] for r in by_task["gelu"]} == {"compile_error"}
+    assert all("undeclared identifier 'undefined_thing'" in r["error"] and "gelu.py:7:" in r["error"] for r in by_task["gelu"])
+    assert {r["verdict"] for r in by_task["cumsum"]} == {"compile_error"}
+    assert "defines no top-level `OPENCL_SOURCE`" in by_task["cumsum"][0]["error"]
+    decoy = by_task["sum_lastdim"]
+    assert {r["verdict"] for r in decoy} == {"hack"}
+    assert all("host_readback" in r["error"] for r in decoy)  # the static scan saw the readback
+    # float32: right answer, no launch (bfloat16 arrives as uint16 bits: the numpy sum is wrong there)
+    f32 = next(r for r in decoy if r["dtype"] == "float32")
+    assert f32["correct_status"] == "hack" and "no sycl kernel was launched" in f32["error"]
+
+
+def _compiled(tmp_path, task_name, text):
+    task = REG.tasks[task_name]
+    return task, SYCL.compile(task, _write(tmp_path, f"{task.category}/{task.name}.py", text), CPU)
+
+
+def test_decoy_without_own_kernel_launch_is_a_hack(tmp_path):
+    _pocl_or_skip()
+    task, fn = _compiled(tmp_path, "sum_lastdim", NUMPY_DECOY)
+    status, message, _ = _evaluation(task).check_combo(fn, task.shape("small"), "float32")
+    assert status == "hack" and "no sycl kernel was launched" in message
+
+
+def test_pyopencl_library_kernels_do_not_count_as_launches(tmp_path):
+    _pocl_or_skip()
+    text = ('import pyopencl.clmath as clmath\n\nOPENCL_SOURCE = "__kernel void unused(__global float *x) { }"\n\n\n'
+            "def kernel_function(prog, queue, x):\n    return 0.5 * x * (1 + clmath.erf(x * 0.7071067811865476))\n")
+    task, fn = _compiled(tmp_path, "gelu", text)
+    status, message, _ = _evaluation(task).check_combo(fn, task.shape("small"), "float32")
+    assert status == "hack" and "no sycl kernel was launched" in message
+
+
+DUMMY_KERNEL = 'OPENCL_SOURCE = "__kernel void touch(__global float *x) { }"\n'
+RUNTIME_CHEATS = {
+    "readback_beside_own_kernel": (
+        "sum_lastdim", "import numpy as np\nimport pyopencl.array as cla\n" + DUMMY_KERNEL +
+        "def kernel_function(prog, queue, x):\n    prog.touch(queue, (1,), None, x.data)\n"
+        "    return cla.to_device(queue, x.get().sum(axis=-1))\n", "read of a buffer into host memory"),
+    "array_arithmetic_beside_own_kernel": (
+        "gelu", "import pyopencl.clmath as clmath\n" + DUMMY_KERNEL +
+        "def kernel_function(prog, queue, x):\n    prog.touch(queue, (1,), None, x.data)\n"
+        "    return 0.5 * x * (1 + clmath.erf(x * 0.7071067811865476))\n", "pyopencl's own kernel 'erf_kernel'"),
+    "own_queue": (
+        "gelu", "import numpy as np\nimport pyopencl as cl\nimport pyopencl.array as cla\n"
+        'OPENCL_SOURCE = "__kernel void g(__global const float *x, __global float *y) { size_t i = get_global_id(0); '
+        'y[i] = 0.5f * x[i] * (1.0f + erf(x[i] * 0.70710678f)); }"\n'
+        "def kernel_function(prog, queue, x):\n    q = cl.CommandQueue(queue.context)\n    y = cla.empty_like(x)\n"
+        "    prog.g(q, (x.size,), None, x.data, y.data)\n    q.finish()\n    return y\n", "queue other than the one passed in"),
+    "modifies_input": (
+        "gelu", "import numpy as np\n"
+        'OPENCL_SOURCE = "__kernel void g(__global float *x) { size_t i = get_global_id(0); '
+        'x[i] = 0.5f * x[i] * (1.0f + erf(x[i] * 0.70710678f)); }"\n'
+        "def kernel_function(prog, queue, x):\n    prog.g(queue, (x.size,), None, x.data)\n    return x\n", "modified input[0]"),
+    "output_subclass": (
+        "gelu", "import pyopencl.array as cla\n" + DUMMY_KERNEL +
+        "class Lazy(cla.Array):\n    pass\n"
+        "def kernel_function(prog, queue, x):\n    prog.touch(queue, (1,), None, x.data)\n"
+        "    return Lazy(queue, x.shape, x.dtype)\n", "expected a pyopencl.array.Array"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RUNTIME_CHEATS))
+def test_forbidden_runtime_behaviour_is_an_error(tmp_path, name):
+    _pocl_or_skip()
+    task_name, text, needle = RUNTIME_CHEATS[name]
+    task, fn = _compiled(tmp_path, task_name, text)
+    ev = _evaluation(task)
+    sent = []
+    ev.send = sent.append
+    ev.job["combos"] = [("small", "float32")]
+    assert ev.correctness(fn) == []
+    check = next(m for m in sent if m["kind"] == "check")
+    assert check["status"] == "error" and needle in check["message"], check
+
+
+def test_reference_timing_with_markers_and_with_the_kernel_fallback():
+    _pocl_or_skip()
+    from mkbench.backends.sycl.timing import KernelBracket, MarkerBracket, flush_bytes, time_opencl
+    task = REG.tasks["sum_lastdim"]
+    fn = SYCL.compile(task, REFS / "reduce" / "sum_lastdim.py", CPU)
+    ev = _evaluation(task)
+    arg_sets = [ev.inputs(task.shape("small"), "float32", k) for k in range(2)]
+    settings = TimingSettings(budget_ms=20, warmup_ms=2, min_samples=5)
+    for bracket in (MarkerBracket(fn.rt), KernelBracket(fn.rt)):
+        t = time_opencl(fn, arg_sets, CPU, settings, bracket=bracket)
+        assert t.n >= 5 and t.median_us > 0 and t.timer == "opencl-profiling-events" and not t.interpreted
+        assert t.l2_flush_bytes == flush_bytes(fn.rt, CPU) >= 2 * fn.rt.device.global_mem_cache_size
+        assert t.host_median_us is None  # no wall-clock cross-check on a CPU device (see timing.py)
+
+
+# --- static checks ------------------------------------------------------------------------------
+
+HOST = "import numpy as np\nimport pyopencl as cl\nimport pyopencl.array as cla\nimport pyopencl.clmath as clmath\n"
+STATIC_CHEATS = {
+    "readback": ("def kernel_function(prog, queue, x):\n    h = x.get()\n    return cla.to_device(queue, h)\n", "host_readback"),
+    "enqueue_copy_to_numpy": ("def kernel_function(prog, queue, x):\n    cl.enqueue_copy(queue, np.empty(x.shape, x.dtype), x.data)\n"
+                              "    return x\n", "host_readback"),
+    "numpy_compute": ("def kernel_function(prog, queue, x):\n    return np.tanh(x)\n", "framework_op"),
+    "array_library": ("def kernel_function(prog, queue, x):\n    return cla.sum(x)\n", "framework_op"),
+    "clmath": ("def kernel_function(prog, queue, x):\n    return clmath.erf(x)\n", "framework_op"),
+    "astype": ("def kernel_function(prog, queue, x):\n    return x.astype(np.float32)\n", "framework_op"),
+    "own_queue": ("def kernel_function(prog, queue, x):\n    q = cl.CommandQueue(queue.context)\n    return x\n", "queue"),
+    "own_program": ("def kernel_function(prog, queue, x):\n    p = cl.Program(queue.context, 'src').build()\n    return x\n", "program"),
+    "patch_pyopencl": ("cl.enqueue_nd_range_kernel = None\ndef kernel_function(prog, queue, x):\n    return x\n", "patching"),
+    "thread": ("import threading\ndef kernel_function(prog, queue, x):\n    threading.Thread(target=print).start()\n    return x\n", "threads"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATIC_CHEATS))
+def test_static_cheat_is_caught(name):
+    body, expected = STATIC_CHEATS[name]
+    findings = scan_opencl_host(HOST + 'OPENCL_SOURCE = ""\n' + body)
+    assert expected in {f.check for f in findings}, findings
+
+
+def test_kernels_named_like_framework_ops_are_launches_not_findings():
+    body = ("def kernel_function(prog, queue, x):\n    y = cla.empty_like(x)\n"
+            "    prog.gelu(queue, (x.size,), None, x.data, y.data)\n    prog.cumsum(queue, (1,), None, y.data)\n"
+            "    prog.sum(queue, (1,), None, y.data)\n    y.fill(0)\n    return y\n")
+    assert scan_opencl_host(HOST + 'OPENCL_SOURCE = ""\n' + body) == []
+    # ... but the same call on anything else is still a framework op.
+    assert {f.check for f in scan_opencl_host(HOST + "def kernel_function(prog, queue, x):\n    return x.cumsum()\n")} == {"framework_op"}
+
+
+# --- availability and unsupported forms -----------------------------------------------------------
+
+POCL_ONLY = [{"name": "Portable Computing Language", "vendor": "The pocl project", "version": "OpenCL 3.0 PoCL",
+              "devices": [{"name": "pthread-cpu", "cpu": True, "gpu": False}]}]
+NVIDIA = {"name": "NVIDIA CUDA", "vendor": "NVIDIA Corporation", "version": "OpenCL 3.0 CUDA",
+          "devices": [{"name": "NVIDIA H100 80GB HBM3", "cpu": False, "gpu": True}]}
+
+
+def test_device_choice_and_reasons():
+    assert choose(POCL_ONLY, "cpu", "generic") == (0, 0)
+    assert choose(POCL_ONLY + [NVIDIA], "cuda", "nvidia") == (1, 0)
+    with pytest.raises(Unavailable, match="no nvidia OpenCL GPU platform.*ICD is not registered.*Portable Computing Language"):
+        choose(POCL_ONLY, "cuda", "nvidia")
+    with pytest.raises(Unavailable, match="no amd OpenCL GPU platform"):
+        choose(POCL_ONLY + [NVIDIA], "cuda", "amd")
+    with pytest.raises(Unavailable, match="no OpenCL CPU device.*pocl"):
+        choose([NVIDIA], "cpu", "generic")
+    with pytest.raises(Unavailable, match="no tpu devices"):
+        choose(POCL_ONLY, "tpu", "google")
+
+
+def test_unavailable_on_a_gpu_profile_without_its_opencl_platform():
+    _pocl_or_skip()
+    from mkbench.backends.sycl.device import probe_listing
+    if any("NVIDIA" in p["name"] for p in probe_listing()):
+        pytest.skip("this machine has NVIDIA's OpenCL platform")
+    with pytest.raises(Unavailable, match="no nvidia OpenCL GPU platform"):
+        SyclBackend().availability(REG.hardware["h100"])
+
+
+def test_unavailable_without_pyopencl(monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyopencl" else real(name, *a))
+    with pytest.raises(Unavailable, match="pyopencl package is not installed"):
+        SyclBackend().availability(CPU)
+
+
+def test_sycl_cpp_form_is_reported_unavailable(tmp_path, monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert "icpx -fsycl or acpp" in sycl_cpp_reason() and "none is on PATH" in sycl_cpp_reason()
+    path = _write(tmp_path, "activation/gelu.py", 'SYCL_SOURCE = "..."\ndef kernel_function(x):\n    return x\n')
+    assert "none is on PATH" in SyclBackend().static_problem(REG.tasks["gelu"], path)
+
+
+def test_contract_is_listed(cli):
+    code, out, _ = cli("list", "backends", "--verbose")
+    assert code == 0 and "OPENCL_SOURCE" in out and "kernel_function(prog, queue, *inputs)" in out
+
+
+# --- on the GPU ---------------------------------------------------------------------------------
+
+def _gpu_opencl_or_skip(hw):
+    try:
+        SyclBackend().availability(hw)
+    except Unavailable as exc:
+        pytest.skip(f"sycl backend unavailable on the GPU ({exc.reason}); source .whl/gpu-env.sh first")
+
+
+@pytest.mark.gpu
+def test_references_on_the_gpu(tmp_path, cli):
+    """Every reference on NVIDIA's OpenCL driver: small and awkward shapes, timed with events."""
+    from mkbench.pipeline import probe_device
+    from mkbench.hardware import resolve_profile
+    from mkbench.isolation import Limits
+    hw = resolve_profile("auto", REG.hardware, probe_device(Limits()))
+    _gpu_opencl_or_skip(hw)
+    out = tmp_path / "r.json"
+    code, stdout, _ = cli("run", "--backend", "sycl", "--shape-role", "small", "--shape-role", "awkward", "--baselines",
+                          "none", "--time-budget-ms", "100", "--store", tmp_path / "r.sqlite", "--json", out, "--no-progress",
+                          *[a for t in MATRIX_TASKS for a in ("--task", t.split("/")[1])])
+    assert code == 0, stdout
+    rows = _rows(out)
+    assert len({r["task"] for r in rows}) == 15
+    for r in rows:
+        assert r["verdict"] == "correct", (r["task"], r["shape"], r["dtype"], r["error"])
+        assert r["timer"] == "opencl-profiling-events" and not r["interpreted"]
+        assert r["extra"]["host_median_us"] is not None  # the wall-clock cross-check is on for GPUs
+
+
+@pytest.mark.gpu
+def test_large_shapes_on_the_gpu(tmp_path, cli):
+    """The timing shapes: 64-bit offsets, many work-groups, and the roofline floor check."""
+    from mkbench.pipeline import probe_device
+    from mkbench.hardware import resolve_profile
+    from mkbench.isolation import Limits
+    hw = resolve_profile("auto", REG.hardware, probe_device(Limits()))
+    _gpu_opencl_or_skip(hw)
+    out = tmp_path / "r.json"
+    code, stdout, _ = cli("run", "--backend", "sycl", "--shape-role", "large", "--baselines", "eager", "--seeds", "1",
+                          "--time-budget-ms", "300", "--task", "matmul", "--task", "layer_norm", "--task", "trsv",
+                          "--task", "dropout", "--store", tmp_path / "r.sqlite", "--json", out, "--no-progress")
+    assert code == 0, stdout
+    for r in _rows(out):
+        if r["backend"] == "sycl":
+            assert r["verdict"] == "correct", (r["task"], r["dtype"], r["error"])
