@@ -1,9 +1,9 @@
 """mkbench: a multi-backend portability benchmark for GPU kernels."""
 
 from .backend import Backend
-from .errors import BadInput, CompileError, MkbenchError, Unavailable
+from .errors import BadInput, CompileError, IntegrityViolation, MkbenchError, Unavailable
 from .hookspecs import hookimpl
 from .task import Shape, Task
 
 __version__ = "0.1.0"
-__all__ = ["Backend", "BadInput", "CompileError", "MkbenchError", "Shape", "Task", "Unavailable", "hookimpl"]
+__all__ = ["Backend", "BadInput", "CompileError", "IntegrityViolation", "MkbenchError", "Shape", "Task", "Unavailable", "hookimpl"]

@@ -25,3 +25,9 @@ class Unavailable(MkbenchError):
 
 class CompileError(Exception):
     """A candidate failed to build (syntax, import, missing entry point, JIT/compiler error)."""
+
+
+class IntegrityViolation(Exception):
+    """Raised by a backend's ``run`` or ``time`` when it catches the candidate breaking a runtime
+    rule only that backend can see (reading device results back to compute on the host, work on
+    a queue or stream of its own). The harness records a ``hack`` verdict with the message."""

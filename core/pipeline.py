@@ -135,7 +135,9 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None, hw: HardwareProfile | N
                 r["perf_status"] = "pending"
         elif kind == "timed":
             r = rows[tuple(msg["combo"])]
-            if "error" in msg:
+            if "error" in msg and msg.get("hack"):  # the backend caught a runtime cheat while timing
+                r.update(perf_status="hack", verdict="hack", error=msg["hack"])
+            elif "error" in msg:
                 r.update(perf_status="error", verdict="error", error=msg["error"])
             else:
                 t = msg["timing"]

@@ -15,6 +15,8 @@ import traceback
 import zlib
 from typing import Any, Callable
 
+from .errors import IntegrityViolation
+
 MAX_MESSAGE = 2000
 
 
@@ -293,9 +295,12 @@ class Evaluation:
             pristine = tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in inputs)
             _poison_allocator(self.device, inputs)
             # The candidate runs first, on its own copy, before the reference touches the device.
-            with self.backend.launch_counter() as launches:
-                out = _normalize(self.backend.run(fn, inputs))
-                _sync(self.device)
+            try:
+                with self.backend.launch_counter() as launches:
+                    out = _normalize(self.backend.run(fn, inputs))
+                    _sync(self.device)
+            except IntegrityViolation as exc:
+                return "hack", f"seed {k}: {exc}", worst
             hack = self.integrity_problem()  # before judging: a patched harness would judge wrongly
             if hack:
                 return "hack", f"seed {k}: {hack}", worst
@@ -399,6 +404,8 @@ class Evaluation:
                 if problem:
                     msg["hack"] = problem
                 self.send(msg)
+            except IntegrityViolation as exc:
+                self.send({"kind": "timed", "combo": [shape_name, dtype_name], "error": _short(str(exc)), "hack": _short(str(exc))})
             except Exception as exc:
                 self.send({"kind": "timed", "combo": [shape_name, dtype_name], "error": _short(f"{type(exc).__name__}: {exc}")})
                 if _context_poisoned(self.device):

@@ -174,3 +174,18 @@ def test_faster_than_the_roofline_is_a_hack():
     honest = dict(row, time_median_us=1.2 * floor, verdict="correct", extra={})
     _apply_integrity(unit, [honest], h100)
     assert honest["verdict"] == "correct"
+
+
+def test_backend_detected_runtime_cheat_is_a_hack():
+    """A backend that sees a rule broken only it can see (a read-back to the host, a queue of the
+    candidate's own) raises IntegrityViolation; the verdict is hack, with its message."""
+    from mkbench.errors import IntegrityViolation
+
+    class Watchful(type(TRITON)):
+        def run(self, fn, inputs):
+            raise IntegrityViolation("candidate read device results back to the host (enqueue_copy)")
+
+    ev = _evaluation()
+    ev.backend = Watchful()
+    status, msg, _ = ev.check_combo(_ref_gelu(), SMALL, "float32")
+    assert status == "hack" and "read device results back" in msg

@@ -235,8 +235,14 @@ RUNTIME_CHEATS = {
 }
 
 
+# Cheats that hide work from the profiling events or the launch count are hacks; breaking the
+# output rules (an input modified on the device, a lazy Array subclass) is an error.
+EXPECTED_STATUS = {"readback_beside_own_kernel": "hack", "array_arithmetic_beside_own_kernel": "hack",
+                   "own_queue": "hack", "modifies_input": "error", "output_subclass": "error"}
+
+
 @pytest.mark.parametrize("name", sorted(RUNTIME_CHEATS))
-def test_forbidden_runtime_behaviour_is_an_error(tmp_path, name):
+def test_forbidden_runtime_behaviour_is_caught(tmp_path, name):
     _pocl_or_skip()
     task_name, text, needle = RUNTIME_CHEATS[name]
     task, fn = _compiled(tmp_path, task_name, text)
@@ -246,7 +252,7 @@ def test_forbidden_runtime_behaviour_is_an_error(tmp_path, name):
     ev.job["combos"] = [("small", "float32")]
     assert ev.correctness(fn) == []
     check = next(m for m in sent if m["kind"] == "check")
-    assert check["status"] == "error" and needle in check["message"], check
+    assert check["status"] == EXPECTED_STATUS[name] and needle in check["message"], check
 
 
 def test_reference_timing_with_markers_and_with_the_kernel_fallback():
