@@ -118,6 +118,9 @@ def validate_task(task: Task, hw: HardwareProfile, shape_roles=("small", "awkwar
                 _validate_combo(task, shape, dtype, evaluation, v, where)
             except Exception as exc:
                 v.problems.append(f"{where}: validation raised {type(exc).__name__}: {exc}")
+    if v.controls_run < 4 * v.combos:
+        v.problems.append(f"only {v.controls_run} negative controls apply over {v.combos} shape x dtype combinations "
+                          "(at least 4 each are needed for the contract to be tested)")
     return v
 
 
