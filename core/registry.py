@@ -76,7 +76,9 @@ class Registry:
         return task
 
     def select_tasks(self, names: Iterable[str] = (), categories: Iterable[str] = ()) -> list[Task]:
-        names, categories = list(names), list(categories)
+        # --task a,b and --task a --task b mean the same
+        names = [n for item in names for n in item.split(",") if n]
+        categories = [c for item in categories for c in item.split(",") if c]
         from .task import CATEGORIES
         for c in categories:
             if c not in CATEGORIES:
