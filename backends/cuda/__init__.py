@@ -1,1 +1,132 @@
-"""cuda backend (being written)."""
+"""CUDA backend: raw ``__global__`` kernels compiled at run time, in the two forms generated-kernel
+datasets use: CuPy/NVRTC modules driven from Python, and KernelBench's ``ModelNew`` built with
+``torch.utils.cpp_extension.load_inline``. On a machine without an NVIDIA GPU it compiles every
+CUDA source it can find statically with nvcc (compile-only mode); see docs/backends/cuda.md."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from mkbench.backend import Backend, LaunchCounter
+from mkbench.candidate import ENTRY_POINT
+from mkbench.errors import Unavailable
+from mkbench.hookspecs import hookimpl
+
+from . import nvcc, sources
+from .compile import compile_with_nvcc, entry_problem
+
+
+class CudaBackend(Backend):
+    name = "cuda"
+    language = "cuda"
+    suffix = ".py"
+    candidate_contract = (
+        "One Python file per task at <category>/<task>.py, in either of two forms. (a) CuPy/NVRTC: a top-level "
+        f"`{ENTRY_POINT}` (or a callable named after the task) called with the task's inputs as positional "
+        "arguments (torch CUDA tensors and Python scalars); it launches raw __global__ kernels built with "
+        "cupy.RawModule(code=...) / cupy.RawKernel(code, name), passing tensors as t.data_ptr() (or "
+        "cupy.from_dlpack(t)) and scalars as numpy scalars of the kernel's parameter types (a Python int is "
+        "passed as int64, a float as double), and returns new torch tensors (one, or a tuple in the reference's "
+        "order) with the reference's shapes and dtypes, never modifying its inputs. Kernels run on the current "
+        "CuPy stream, which mkbench sets to torch's current stream around every call (passing "
+        "stream=cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream) is also accepted). "
+        "(b) KernelBench: a class ModelNew(torch.nn.Module) whose kernels are built with "
+        "torch.utils.cpp_extension.load_inline(cuda_sources=..., cpp_sources=..., functions=[...]); mkbench "
+        "builds ModelNew() once and calls forward(*inputs) (files from `mkbench import kernelbench` work as "
+        "they are). Launches counted: cupy.RawKernel/RawModule kernels and calls of load_inline extension "
+        "functions. Allocation (torch.empty...) is allowed; torch ops, CuPy array functions, ATen compute "
+        "and vendor libraries (cuBLAS, cuDNN) for the computation are not. Without an NVIDIA GPU, CUDA source "
+        "strings found statically (RawModule/RawKernel code, load_inline cuda_sources, top-level CUDA_SOURCE "
+        "names; literals, top-level names or + of them) are compiled with nvcc for sm_90 and only compile "
+        "verdicts are recorded."
+    )
+
+    # --- parent side -------------------------------------------------------------------
+    def availability(self, hw):
+        if hw.device == "cuda" and hw.vendor == "amd":
+            raise Unavailable("CUDA kernels need an NVIDIA GPU; this is an AMD GPU (use --backend hip)")
+        if hw.device == "cuda" and hw.vendor == "nvidia":
+            if importlib.util.find_spec("cupy") is None and nvcc.find_nvcc() is None:
+                raise Unavailable("neither CuPy (for NVRTC kernels) nor nvcc (for load_inline) is installed")
+            return
+        if nvcc.find_nvcc() is None:
+            raise Unavailable(f"no NVIDIA GPU on profile {hw.name} and no nvcc to compile-check CUDA sources")
+
+    def compile_only(self, hw):
+        if hw.device == "cuda" and hw.vendor == "nvidia":
+            return None
+        return (f"no NVIDIA GPU on profile {hw.name}: CUDA sources were compiled with nvcc "
+                f"-arch={nvcc.arch_for(hw)}, not run")
+
+    def reference_dir(self):
+        return Path(__file__).parent / "kernels"
+
+    def static_problem(self, task, source):
+        return entry_problem(source, task.name, allow_model_new=True)
+
+    def static_findings(self, task, source):
+        from .checks import python_findings, source_findings
+        findings = python_findings(source)
+        try:
+            found = sources.find(source, "cuda")
+        except (SyntaxError, OSError, UnicodeDecodeError):
+            return findings
+        return sorted(set(findings) | set(source_findings(found.sources)), key=lambda f: (f.line, f.check))
+
+    # --- worker side -------------------------------------------------------------------
+    def compile_checks(self, task, source, hw):
+        """In compile-only mode: the CUDA strings the static scan could not resolve (not compiled)."""
+        if not self.compile_only(hw):
+            return {}
+        try:
+            found = sources.find(source, "cuda")
+        except (SyntaxError, OSError, UnicodeDecodeError):
+            return {}
+        if not found.unresolved:
+            return {}
+        return {"static source scan": {"ok": False, "message": "not compiled here: " + "; ".join(found.unresolved)}}
+
+    def compile(self, task, source, hw):
+        if self.compile_only(hw):
+            return compile_with_nvcc(source, nvcc.arch_for(hw))
+        from . import runtime
+        return runtime.load(task.name, source)
+
+    def launch_counter(self):
+        return CudaLaunchCounter()
+
+    def is_compile_error(self, exc):
+        from . import runtime
+        if runtime.is_cupy_compile_error(exc):
+            return True
+        return isinstance(exc, RuntimeError) and "Error building extension" in str(exc)
+
+    def run(self, fn, inputs):
+        if "cupy" not in sys.modules:  # a load_inline candidate: its kernels use torch's stream API
+            return fn(*inputs)
+        from . import runtime
+        with runtime.torch_stream():
+            return fn(*inputs)
+
+
+class CudaLaunchCounter(LaunchCounter):
+    """Counts RawKernel launches and load_inline extension calls made inside the block."""
+
+    def __enter__(self):
+        from . import runtime
+        self._start = runtime.launches()
+        return self
+
+    def __exit__(self, *exc):
+        from . import runtime
+        self.count = runtime.launches() - self._start
+
+
+@hookimpl
+def register_backends(register):
+    register(CudaBackend())
+
+
+__all__ = ["CudaBackend", "compile_with_nvcc", "entry_problem", "register_backends"]

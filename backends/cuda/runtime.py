@@ -1,0 +1,272 @@
+"""The worker side of the cuda backend on an NVIDIA GPU: importing a candidate with its launches
+counted, building it, and running it on torch's current stream.
+
+Launch counting. CuPy's ``RawKernel`` and ``RawModule`` are Cython classes whose methods cannot be
+patched, so before the candidate is imported ``cupy.RawKernel`` and ``cupy.RawModule`` are replaced
+by subclasses that count each kernel call (``RawModule.get_function`` returns a counting proxy).
+``torch.utils.cpp_extension.load_inline`` is replaced by a wrapper whose extension module counts
+each call of its functions. Candidates that reach CuPy's classes another way
+(``cupy._core.raw.RawKernel``), or launch with ``ElementwiseKernel``, are not counted: a correct
+answer with no counted launch is judged a decoy.
+
+Nothing here runs on a machine without an NVIDIA GPU (compile-only mode imports no candidate).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from mkbench.candidate import ENTRY_POINT
+from mkbench.errors import CompileError
+
+from . import sources as _sources
+
+_LAUNCHES = [0]  # kernel launches counted in this worker process
+_STREAMS: dict[int, Any] = {}
+
+
+def launches() -> int:
+    return _LAUNCHES[0]
+
+
+def count_launch() -> None:
+    _LAUNCHES[0] += 1
+
+
+class CountingKernel:
+    """A CuPy kernel (or any callable) that counts its calls; attributes reach the kernel."""
+
+    __slots__ = ("_kernel",)
+
+    def __init__(self, kernel):
+        object.__setattr__(self, "_kernel", kernel)
+
+    def __call__(self, *args, **kwargs):
+        _LAUNCHES[0] += 1
+        return self._kernel(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._kernel, name)
+
+    def __setattr__(self, name, value):  # e.g. kernel.max_dynamic_shared_size_bytes = ...
+        setattr(self._kernel, name, value)
+
+
+def install_cupy_counting() -> bool:
+    """Swap counting classes into the cupy namespace (once per process); False without CuPy."""
+    if importlib.util.find_spec("cupy") is None:
+        return False
+    import cupy
+    if getattr(cupy, "_mkbench_counting", False):
+        return True
+    base_kernel, base_module = cupy.RawKernel, cupy.RawModule
+    try:
+        class RawKernel(base_kernel):
+            def __call__(self, *args, **kwargs):
+                _LAUNCHES[0] += 1
+                return base_kernel.__call__(self, *args, **kwargs)
+
+        class RawModule(base_module):
+            def get_function(self, name):
+                return CountingKernel(base_module.get_function(self, name))
+    except TypeError:  # a CuPy whose classes are final: factories instead (isinstance checks then fail)
+        def RawKernel(*args, **kwargs):  # noqa: N802 - stands in for the class
+            return CountingKernel(base_kernel(*args, **kwargs))
+
+        class RawModule:  # a proxy, not a subclass
+            def __init__(self, *args, **kwargs):
+                object.__setattr__(self, "_module", base_module(*args, **kwargs))
+
+            def get_function(self, name):
+                return CountingKernel(self._module.get_function(name))
+
+            def __getattr__(self, name):
+                return getattr(self._module, name)
+
+    RawKernel.__name__ = RawKernel.__qualname__ = "RawKernel"
+    RawModule.__name__ = RawModule.__qualname__ = "RawModule"
+    cupy.RawKernel, cupy.RawModule = RawKernel, RawModule
+    cupy._mkbench_counting = True
+    return True
+
+
+class CountingExtension:
+    """A ``load_inline`` extension module whose public functions count their calls."""
+
+    def __init__(self, ext):
+        object.__setattr__(self, "_ext", ext)
+        object.__setattr__(self, "_wrapped", {})
+
+    def __getattr__(self, name):
+        attr = getattr(self._ext, name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+        wrapped = self._wrapped.get(name)
+        if wrapped is None:
+            def wrapped(*args, _fn=attr, **kwargs):
+                _LAUNCHES[0] += 1
+                return _fn(*args, **kwargs)
+            self._wrapped[name] = wrapped
+        return wrapped
+
+
+def install_load_inline_counting(found: _sources.Found, path: Path) -> None:
+    """Wrap torch.utils.cpp_extension.load_inline: #line directives on the candidate's own CUDA
+    sources (so nvcc's messages name the .py file and line), and a counting extension module."""
+    from torch.utils import cpp_extension
+    if getattr(cpp_extension.load_inline, "_mkbench", False):
+        cpp_extension.load_inline._mkbench_found = (found, path)
+        return
+    original = cpp_extension.load_inline
+
+    def load_inline(*args, **kwargs):
+        found_, path_ = load_inline._mkbench_found
+        by_text = {s.text: s for s in found_.of_kind("load_inline")}
+
+        def tag(text):
+            s = by_text.get(text) if isinstance(text, str) else None
+            return _sources.line_directive(s, path_) + text if s else text
+        if "cuda_sources" in kwargs:
+            cs = kwargs["cuda_sources"]
+            kwargs["cuda_sources"] = [tag(t) for t in cs] if isinstance(cs, (list, tuple)) else tag(cs)
+        return CountingExtension(original(*args, **kwargs))
+
+    load_inline._mkbench = True
+    load_inline._mkbench_found = (found, path)
+    cpp_extension.load_inline = load_inline
+
+
+def torch_stream():
+    """torch's current stream as a CuPy stream: ``with torch_stream():`` makes CuPy launch there,
+    so CUDA-event timing (and graph capture) sees the candidate's kernels."""
+    import warnings
+
+    import cupy
+    import torch
+    ptr = int(torch.cuda.current_stream().cuda_stream)
+    stream = _STREAMS.get(ptr)
+    if stream is None:
+        # Kept for the life of the worker. ExternalStream never destroys the handle (CuPy 14
+        # deprecates it for Stream.from_external, whose Stream would destroy torch's stream when
+        # collected), so it is used while it exists.
+        if hasattr(cupy.cuda, "ExternalStream"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                stream = cupy.cuda.ExternalStream(ptr)
+        else:  # pragma: no cover - a future CuPy
+            stream = cupy.cuda.Stream.from_external(torch.cuda.current_stream())
+        _STREAMS[ptr] = stream
+    return stream
+
+
+def import_candidate(path: Path):
+    """Import the candidate module; import errors become CompileError naming file and line."""
+    path = Path(path)
+    name = f"mkbench_cuda_candidate_{path.stem}_{abs(hash(str(path.resolve()))) % 10**10}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        if is_cupy_compile_error(exc):
+            raise CompileError(f"{path}: NVRTC: {map_nvrtc_log(exc, path)}") from None
+        tb = traceback.extract_tb(exc.__traceback__)
+        where = next((f"{f.filename}:{f.lineno}" for f in reversed(tb) if f.filename == str(path)), str(path))
+        raise CompileError(f"{where}: import failed: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def is_cupy_compile_error(exc: BaseException) -> bool:
+    mod = sys.modules.get("cupy.cuda.compiler")
+    return mod is not None and isinstance(exc, getattr(mod, "CompileException", ()))
+
+
+def map_nvrtc_log(exc: BaseException, path: Path) -> str:
+    """NVRTC's log with ``prog.cu(L)`` turned into ``<candidate>.py(L')`` where the failing source
+    is one of the candidate's statically found strings with exact lines."""
+    log = str(exc)
+    text = getattr(exc, "source", None)
+    if not isinstance(text, str):
+        return log
+    try:
+        found = _sources.find(path, "cuda")
+    except SyntaxError:
+        return log
+    for s in found.sources:
+        if s.exact and text.endswith(s.text):
+            offset = s.line - 1 - text[: len(text) - len(s.text)].count("\n")
+            return re.sub(r"[^\s()]+\((\d+)\): (error|warning)",
+                          lambda m: f"{path}({int(m.group(1)) + offset}): {m.group(2)}", log)
+    return log
+
+
+def _force_compile(module, path: Path) -> None:
+    """Build the CuPy modules and kernels the candidate made at import, so NVRTC errors are
+    compile errors rather than failures of the first call."""
+    import cupy
+    raw_types = tuple(t for t in (getattr(cupy, "RawModule", None), getattr(cupy, "RawKernel", None)) if isinstance(t, type))
+    values = []
+    for v in vars(module).values():
+        values.extend(v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else [v])
+    for v in values:
+        try:
+            if isinstance(v, CountingKernel) or (raw_types and isinstance(v, raw_types) and hasattr(v, "kernel")):
+                v.kernel  # noqa: B018 - the property compiles (cached by CuPy)
+            elif raw_types and isinstance(v, raw_types) and hasattr(v, "module"):
+                v.module  # noqa: B018
+        except Exception as exc:
+            if is_cupy_compile_error(exc):
+                raise CompileError(f"{path}: NVRTC: {map_nvrtc_log(exc, path)}") from None
+            raise
+
+
+class ModelNewEntry:
+    """KernelBench's form: ``ModelNew()`` (mkbench tasks have no init inputs), moved to the inputs'
+    device once, called as ``forward(*inputs)`` without autograd."""
+
+    def __init__(self, cls: type):
+        self.model = cls()
+        self.device = None
+
+    def __call__(self, *inputs):
+        import torch
+        device = next((v.device for v in inputs if isinstance(v, torch.Tensor)), None)
+        if device is not None and device != self.device:
+            self.model = self.model.to(device)
+            self.device = device
+        with torch.no_grad():
+            return self.model(*inputs)
+
+
+def load(task_name: str, path: Path) -> Callable[..., Any]:
+    """Import with counting installed, build what can be built, and return the entry point:
+    ``kernel_function``, a callable named after the task, or a ``ModelNew`` instance."""
+    found = _sources.find(path, "cuda")
+    has_cupy = install_cupy_counting()
+    if found.of_kind("load_inline") or "load_inline" in Path(path).read_text():
+        install_load_inline_counting(found, path)
+    module = import_candidate(path)
+    if has_cupy:
+        _force_compile(module, path)
+    fn = getattr(module, ENTRY_POINT, None) or getattr(module, task_name, None)
+    if fn is not None:
+        if not callable(fn):
+            raise CompileError(f"{path}: `{ENTRY_POINT}` / `{task_name}` is not callable")
+        return fn
+    cls = getattr(module, "ModelNew", None)
+    if isinstance(cls, type):
+        try:
+            return ModelNewEntry(cls)
+        except Exception as exc:
+            raise CompileError(f"{path}: ModelNew() failed: {type(exc).__name__}: {exc}") from None
+    raise CompileError(f"{path}: defines neither `{ENTRY_POINT}`, `{task_name}` nor a class `ModelNew`")
+
+
+__all__ = ["CountingExtension", "CountingKernel", "ModelNewEntry", "count_launch", "import_candidate",
+           "install_cupy_counting", "install_load_inline_counting", "launches", "load", "torch_stream"]
