@@ -264,7 +264,7 @@ def test_kbx_unknown_prediction_only_exits_3(cli, tmp_path):
 
 
 @pytest.mark.gpu
-def test_kernelbench_load_inline_candidate_on_gpu(cli_fresh, tmp_path, store_path, pycand):
+def test_kernelbench_load_inline_candidate_on_gpu(cli_fresh, tmp_path, store_path):
     from torch.utils.cpp_extension import CUDA_HOME
     if CUDA_HOME is None:
         pytest.skip("no CUDA toolkit (nvcc) for load_inline")
@@ -272,7 +272,7 @@ def test_kernelbench_load_inline_candidate_on_gpu(cli_fresh, tmp_path, store_pat
     code, out, err = cli_fresh("import", "kernelbench", KB / "problems" / "19_ReLU.py", "--out", tasks,
                                "--candidates", KB / "cuda_candidates", "--solutions-out", sols)
     assert code == 0, err
-    code, out, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tasks, "--solutions", sols,
+    code, out, err = cli_fresh("run", "--backend", "cuda", "--tasks-dir", tasks, "--solutions", sols,
                                "--method", "cuda", "--task", "kb_19_relu", "--store", store_path,
                                "--baselines", "eager", "--seeds", "2", "--no-progress")
     assert code == 0, err

@@ -73,11 +73,9 @@ Not supported yet: problem files outside DIR / ``DIR/level<N>/``; other candidat
 dataset rows); more than one shape per problem; dtypes other than float32 (KernelBench's
 ``--precision fp16/bf16``); KernelBench's own tolerance (atol = rtol = 1e-4 on raw values, where
 mkbench's AllClose scales atol by the output's RMS); FLOP counts; ``get_inputs()`` returning nested
-containers of tensors (they are neither moved nor cast); mkbench has no backend dedicated to
-``load_inline`` CUDA candidates yet (the ``cuda`` backend is still to be written): the generated
-files follow the Python-hosted contract (``kernel_function``), but the ``triton`` backend judges
-them as decoys (they launch no Triton kernel) and its static scan flags the footer's mkbench
-import; the tests evaluate them with a test-only backend that imports Python candidates as is.
+containers of tensors (they are neither moved nor cast). Imported ``ModelNew`` / ``load_inline``
+candidates are CUDA candidates: run them with ``--backend cuda`` (which also compiles them with
+nvcc, without running, on a machine with no NVIDIA GPU).
 """
 
 from __future__ import annotations
