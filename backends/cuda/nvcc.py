@@ -3,10 +3,13 @@ make a ``load_inline`` source compile outside torch's own build."""
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -35,19 +38,30 @@ def arch_for(hw) -> str:
     return m.group(0) if m and getattr(hw, "vendor", "") == "nvidia" else DEFAULT_ARCH
 
 
-def torch_extension_flags() -> list[str]:
+_FLAGS_PROBE = """
+import json, sysconfig
+from pathlib import Path
+import torch
+from torch.utils import cpp_extension as ce
+std = "-std=c++20" if "'-std=c++20'" in Path(ce.__file__).read_text() else "-std=c++17"
+abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", 1))
+includes = list(ce.include_paths()) + [sysconfig.get_paths()["include"]]
+print(json.dumps([*ce.COMMON_NVCC_FLAGS, std, f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+                  "-DTORCH_EXTENSION_NAME=mkbench_compile_check", "-DTORCH_API_INCLUDE_EXTENSION_H",
+                  *(f"-I{p}" for p in includes)]))
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def torch_extension_flags() -> tuple[str, ...]:
     """What torch.utils.cpp_extension passes nvcc for a CUDA extension, minus the host build:
-    torch's and Python's include folders, the C++ standard of the installed torch and its ABI."""
-    import sysconfig
-
-    import torch
-    from torch.utils import cpp_extension as ce
-
-    std = "-std=c++20" if "'-std=c++20'" in Path(ce.__file__).read_text() else "-std=c++17"
-    abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", 1))
-    includes = list(ce.include_paths()) + [sysconfig.get_paths()["include"]]
-    return [*ce.COMMON_NVCC_FLAGS, std, f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-DTORCH_EXTENSION_NAME=mkbench_compile_check",
-            "-DTORCH_API_INCLUDE_EXTENSION_H", *(f"-I{p}" for p in includes)]
+    torch's and Python's include folders, the C++ standard of the installed torch and its ABI.
+    Read in a child process: importing cpp_extension pulls in setuptools, whose distutils shim
+    fails in a process that has already imported the standard library's distutils."""
+    proc = subprocess.run([sys.executable, "-c", _FLAGS_PROBE], capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"could not read torch's extension flags: {proc.stderr.strip()[-500:]}")
+    return tuple(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def compile_device(text: str, *, arch: str = DEFAULT_ARCH, flags=NVRTC_FLAGS, nvcc: str | None = None,
