@@ -1,0 +1,124 @@
+"""Dominant eigenpair of a batch of symmetric matrices (what power iteration computes), judged by
+eigen-residual, eigenvalue error and eigenvector angle.
+
+Inputs: A [B, n, n] symmetric, A = Q diag(lambda) Q^T with Q a random orthogonal matrix, the
+dominant eigenvalue lambda_1 of random sign with |lambda_1| in [1, 2], and every other eigenvalue
+in [-|lambda_1| / 2, |lambda_1| / 2]: the stated gap is |lambda_j| / |lambda_1| <= 1/2 for j > 1, so
+power iteration converges by a factor of 2 or better per step (about 25 steps to float32
+precision), and the eigenvector is well determined (min_j |lambda_1 - lambda_j| >= |lambda_1| / 2).
+
+Outputs: lam [B], the dominant eigenvalue (signed: the largest in magnitude), and v [B, n], a
+unit eigenvector for it (either sign).
+
+Contract, per matrix, in float64, with tol = 10 n eps:
+  * lam and v finite; | ||v||_2 - 1 | <= tol
+  * eigenvalue: |lam - lambda_1| <= tol |lambda_1| (a symmetric eigenvalue is perfectly
+    conditioned: a backward error of order n u ||A|| moves it by as much)
+  * residual: ||A v - lam v||_2 <= tol |lambda_1| (= tol ||A||_2)
+  * angle: sin(v, v_1) <= tol |lambda_1| / gap = 2 tol (Davis-Kahan with the gap above)
+The float64 eigendecomposition of the same (rounded) A gives lambda_1 and v_1. A float32 power
+iteration run to convergence, or a float32 eigensolver, is at a few eps; a bfloat16 one (or
+too few iterations: the error falls by 2 per step) fails.
+"""
+
+import torch
+
+from mkbench import Shape, Task
+from mkbench.contracts import CheckResult, Custom
+from mkbench.taskkit import randint, randn, uniform
+
+TOL_FACTOR = 10.0
+
+
+def _dominant(a):
+    w, q = torch.linalg.eigh(a)
+    i = torch.argmax(w.abs(), dim=-1)
+    lam = w.gather(-1, i[:, None])[:, 0]
+    v = q.gather(-1, i[:, None, None].expand(-1, a.shape[-1], 1))[..., 0]
+    # a deterministic sign: the largest-magnitude component positive
+    j = torch.argmax(v.abs(), dim=-1, keepdim=True)
+    v = v * torch.sign(v.gather(-1, j))
+    return lam, v
+
+
+def reference(a):
+    lam, v = _dominant(a.to(torch.float64))
+    return lam.to(a.dtype), v.to(a.dtype).contiguous()
+
+
+def check(ctx):
+    (a,) = ctx.inputs
+    lam, v = ctx.outputs
+    n = a.shape[-1]
+    eps = torch.finfo(ctx.dtype).eps
+    tol = TOL_FACTOR * n * eps
+    if not (bool(torch.isfinite(lam).all()) and bool(torch.isfinite(v).all())):
+        return CheckResult(False, "lam or v has non-finite values")
+    A = a.to(torch.float64)
+    L, V = lam.to(torch.float64), v.to(torch.float64)
+    l1, v1 = (t.to(torch.float64) for t in ctx.reference())  # float64 eigendecomposition of the same A
+    scale = l1.abs()
+    norm_err = (torch.linalg.vector_norm(V, dim=-1) - 1).abs()
+    if not float(norm_err.max()) <= tol:
+        return CheckResult(False, f"v: | ||v|| - 1 | = {float(norm_err.max()):.3g} > {tol:.3g} (matrix {int(torch.argmax(norm_err))})")
+    lam_err = (L - l1).abs() / scale
+    if not float(lam_err.max()) <= tol:
+        i = int(torch.argmax(lam_err))
+        return CheckResult(False, f"lam: relative error {float(lam_err[i]):.3g} > {tol:.3g} (matrix {i}: got {float(L[i]):.8g}, "
+                                  f"expected {float(l1[i]):.8g})", float((L - l1).abs().max()), float(lam_err.max()))
+    res = torch.linalg.vector_norm((A @ V[..., None])[..., 0] - L[:, None] * V, dim=-1) / scale
+    if not float(res.max()) <= tol:
+        return CheckResult(False, f"||A v - lam v|| / |lambda_1| = {float(res.max()):.3g} > {tol:.3g} (matrix {int(torch.argmax(res))})")
+    # sin of the angle as the norm of the component orthogonal to v_1 (1 - cos^2 would cancel)
+    u = V / torch.linalg.vector_norm(V, dim=-1, keepdim=True)
+    sin = torch.linalg.vector_norm(u - (u * v1).sum(-1, keepdim=True) * v1, dim=-1)
+    if not float(sin.max()) <= 2 * tol:
+        return CheckResult(False, f"v: sin(angle to v_1) = {float(sin.max()):.3g} > {2 * tol:.3g} (matrix {int(torch.argmax(sin))})")
+    return CheckResult(True, f"lam error {float(lam_err.max()):.3g}, residual {float(res.max()):.3g}",
+                       float((L - l1).abs().max()), float(lam_err.max()))
+
+
+def make_inputs(shape, dtype, gen):
+    b, n = shape["batch"], shape["n"]
+    q, _ = torch.linalg.qr(randn(gen, (b, n, n), torch.float64))
+    sign = randint(gen, (b, 1), 0, 2, torch.float64) * 2.0 - 1.0
+    top = uniform(gen, (b, 1), torch.float64, 1.0, 2.0)
+    rest = uniform(gen, (b, n - 1), torch.float64, -0.5, 0.5) * top
+    lam = torch.cat([sign * top, rest], dim=1)
+    a = (q * lam[:, None, :]) @ q.mT
+    a = 0.5 * (a + a.mT)
+    return (a.to(dtype),)
+
+
+def flops(shape):
+    # 30 power-iteration steps: a matrix-vector product (2 n^2) and a normalization (3 n) each
+    n = shape["n"]
+    return float(shape["batch"]) * 30 * (2.0 * n * n + 3.0 * n)
+
+
+def nbytes_moved(shape, dtype):
+    b, n = shape["batch"], shape["n"]
+    return float((b * n * n + b * (n + 1)) * torch.empty((), dtype=dtype).element_size())
+
+
+TASK = Task(
+    name="power_iteration",
+    category="linear_algebra",
+    description="dominant (largest-magnitude) eigenvalue and unit eigenvector of each symmetric A [B, n, n] with the "
+                "stated gap |lambda_j| <= |lambda_1| / 2, as power iteration computes them",
+    reference=reference,
+    make_inputs=make_inputs,
+    shapes=[
+        Shape("small", {"batch": 16, "n": 32}, "small"),
+        Shape("awkward", {"batch": 5, "n": 67}, "awkward"),
+        # 8192 matrices of 128 x 128: 512 MiB of float32, read once if the matrix stays on chip
+        # across the iterations.
+        Shape("large", {"batch": 8192, "n": 128}, "large"),
+    ],
+    dtypes=("float32",),
+    contract=Custom(fn=check, description=(
+        f"per matrix, in float64, tol = {TOL_FACTOR:g} n eps: | ||v|| - 1 | <= tol; |lam - lambda_1| <= tol |lambda_1|; "
+        f"||A v - lam v|| <= tol |lambda_1|; sin(v, v_1) <= 2 tol (gap |lambda_j| <= |lambda_1|/2); v's sign free")),
+    flops=flops,
+    bytes=nbytes_moved,
+)
