@@ -215,7 +215,7 @@ class Evaluation:
             # The contract's float32 means IEEE float32: no silent TF32 in references or baselines.
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.backends.cudnn.allow_tf32 = False
-        checks = self.compile_checks()
+        self.compile_checks()
         fn = self.compile()
         if fn is None or self.job.get("compile_only"):
             return

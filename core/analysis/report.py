@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import pandas as pd
 
 from ..hardware import HardwareProfile
 from . import plots

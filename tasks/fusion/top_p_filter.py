@@ -22,7 +22,7 @@ import torch
 from mkbench import Shape, Task
 from mkbench.contracts import CheckResult, compare_close, Custom, DEFAULT_TOLERANCES
 from mkbench.task import DTYPE_NAMES
-from mkbench.taskkit import itemsize, randint, randn, uniform
+from mkbench.taskkit import itemsize, randn, uniform
 
 # The mass above a token is a float32 sum of sorted probabilities; its error is that of the sum
 # plus that of the softmax normaliser (a relative error c of sum(exp) scales every prob by 1 - c).
