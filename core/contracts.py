@@ -208,6 +208,60 @@ class Custom(Contract):
         return self.fn(ctx)
 
 
+def check_relative_rounded(ctx: CheckContext) -> CheckResult:
+    """One output, judged relative to a reference rounded once to the output dtype:
+    |out - ref| <= rtol |ref| + s, rtol the dtype's default (DEFAULT_TOLERANCES), s the dtype's
+    smallest subnormal; NaN/Inf positions and signs must match (compare_close).
+
+    For element-wise math whose outputs span the dtype's whole exponent range (expm1, rsqrt, pow,
+    cosh ...): an rms-scaled atol would wave through any error on the small outputs. Rounding the
+    float64 reference to the output dtype first makes it overflow (to inf) and underflow exactly
+    where the dtype does, so a correct kernel is never asked for a value the dtype cannot hold; s
+    leaves one ulp of room for a subnormal result."""
+    from .task import DTYPE_NAMES
+    (out,), (ref,) = ctx.outputs, ctx.reference()
+    fi = torch.finfo(out.dtype)
+    rtol = DEFAULT_TOLERANCES[DTYPE_NAMES[out.dtype]].rtol
+    return compare_close(out, ref.to(out.dtype), Tol(rtol, fi.tiny * fi.eps), scale="abs")
+
+
+def relative_rounded(description: str) -> Custom:
+    """The :func:`check_relative_rounded` contract against a float64 reference. Each task writes
+    its own description (which op, which special values), as every Custom contract must."""
+    return Custom(fn=check_relative_rounded, description=description)
+
+
+def compare_sum_bound(out: torch.Tensor, ref: torch.Tensor, hits: torch.Tensor, mag: torch.Tensor,
+                      slack: float, name: str = "output") -> CheckResult:
+    """Scatter-add style sums judged per element by an order-independent bound:
+    |out - ref| <= slack (k+1) u sum|t_j|, k = ``hits`` (additions into the element), ``mag`` =
+    sum |t_j| over its terms (the original value included), u the output dtype's unit roundoff.
+
+    Why: with repeated destinations (atomics on a GPU) the summation order is arbitrary, so no
+    single answer is exact; the bound is the worst-case error of summing in ANY order (Higham,
+    Accuracy and Stability of Numerical Algorithms, sec. 4.2), with k + 1 covering a float32
+    accumulation rounded once to a half type. It varies per element, so it is tighter than any
+    rms-scaled atol. ``ref`` is the float64 reference; ``out`` must be finite everywhere."""
+    if not bool(torch.isfinite(out).all()):
+        return CheckResult(False, f"{name}: {int((~torch.isfinite(out)).sum())} non-finite elements")
+    ref = ref.to(torch.float64)
+    o = out.to(torch.float64)
+    u = torch.finfo(out.dtype).eps / 2
+    bound = slack * (hits + 1) * u * mag
+    err = (o - ref).abs()
+    ratio = torch.where(bound > 0, err / bound.clamp_min(1e-300),
+                        torch.where(err > 0, torch.full_like(err, float("inf")), torch.zeros_like(err)))
+    worst = float(ratio.max()) if ratio.numel() else 0.0
+    max_abs = float(err.max()) if err.numel() else 0.0
+    max_rel = float((err / ref.abs().clamp_min(1e-300)).max()) if err.numel() else 0.0
+    if not worst <= 1.0:
+        i = int(torch.argmax(ratio.flatten()))
+        return CheckResult(False, f"{name}: {int((ratio > 1).sum())}/{err.numel()} elements beyond {slack:g} (k+1) u sum|terms| "
+                                  f"(worst at flat index {i}: got {float(o.flatten()[i]):.6g}, expected {float(ref.flatten()[i]):.6g}, "
+                                  f"{worst:.3g}x the bound)", max_abs, max_rel)
+    return CheckResult(True, f"worst error {worst:.3g}x the order-independent bound", max_abs, max_rel)
+
+
 def upcast(values: Sequence[Any], precision: torch.dtype | None) -> tuple:
     """Floating tensors to ``precision``; everything else unchanged."""
     if precision is None:

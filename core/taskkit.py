@@ -40,3 +40,43 @@ def itemsize(dtype: torch.dtype) -> int:
 
 def nbytes(shape: Sequence[int], dtype: torch.dtype) -> int:
     return math.prod(shape) * itemsize(dtype)
+
+
+def total_nbytes(shapes: Sequence[Sequence[int]], dtype: torch.dtype) -> int:
+    """Bytes of several tensors of one dtype: the compulsory traffic of an op that reads its
+    inputs and writes its outputs once each (inputs, weights, bias, output of a convolution)."""
+    return sum(nbytes(s, dtype) for s in shapes)
+
+
+def fan_in_weight(gen: torch.Generator, shape: Sequence[int], dtype: torch.dtype, fan_in: int,
+                  offset: float = 0.1) -> torch.Tensor:
+    """Weights at the 1/sqrt(fan_in) init scale, with a mean of ``offset`` / sqrt(fan_in).
+
+    Why: outputs of a fan_in-term dot product stay O(1) at every layer size, so one tolerance
+    means the same at every shape; the small nonzero mean keeps the sums from cancelling to
+    nothing (a dropped or doubled tap shifts every output)."""
+    return randn(gen, shape, dtype, scale=fan_in ** -0.5, offset=offset * fan_in ** -0.5)
+
+
+def gemm_operands(gen: torch.Generator, a_shape: Sequence[int], b_shape: Sequence[int],
+                  dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """The matmul tasks' operands: A ~ N(0.05, 1), B ~ N(-0.02, 0.5^2), each with 0.1% outliers
+    8x larger, drawn in that order (A, then B).
+
+    Why: near-zero means make products cancel, so atol (x rms) and rtol both matter; the small
+    mean product adds a drift of about K * -1e-3 to every output, so a lost or doubled partial sum
+    (split-K, a skipped K tile) is visible everywhere; outliers catch kernels that saturate."""
+    a = randn(gen, a_shape, dtype, scale=1.0, offset=0.05, outliers=1e-3, outlier_scale=8.0)
+    b = randn(gen, b_shape, dtype, scale=0.5, offset=-0.02, outliers=1e-3, outlier_scale=8.0)
+    return a, b
+
+
+def gemm_flops(m: int, n: int, k: int, batch: int = 1) -> float:
+    """2 M N K per product (one multiply and one add per term), times ``batch`` products."""
+    return 2.0 * batch * m * n * k
+
+
+def gemm_nbytes(m: int, k: int, n: int, dtype: torch.dtype, batch: int = 1) -> float:
+    """A [M, K] and B [K, N] read once and C [M, N] written once, per batch: the compulsory traffic
+    (scratch such as split-K partials is the method's, not the problem's)."""
+    return float(batch * (m * k + k * n + m * n) * itemsize(dtype))

@@ -1,4 +1,3 @@
-
 import torch
 
 from mkbench import Shape, Task

@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import AllClose
-from mkbench.taskkit import nbytes, randn
+from mkbench.taskkit import fan_in_weight, randn, total_nbytes
 
 KSIZE, PAD = 3, 1
 
@@ -17,7 +17,7 @@ def make_inputs(shape, dtype, gen):
     env = randn(gen, (1, ci, 1), torch.float32, scale=1.0, offset=-0.5)
     x = (randn(gen, (n, ci, length), torch.float32, scale=1.0, outliers=1e-3, outlier_scale=8.0) + env).to(dtype)
     fan_in = ci * KSIZE
-    weight = randn(gen, (co, ci, KSIZE), dtype, scale=fan_in ** -0.5, offset=0.1 * fan_in ** -0.5)
+    weight = fan_in_weight(gen, (co, ci, KSIZE), dtype, fan_in)
     bias = randn(gen, (co,), dtype, scale=0.5)
     return (x, weight, bias)
 
@@ -29,8 +29,7 @@ def flops(shape):
 
 def nbytes_moved(shape, dtype):
     n, ci, co, length = shape["N"], shape["Cin"], shape["Cout"], shape["L"]
-    return float(nbytes((n, ci, length), dtype) + nbytes((co, ci, KSIZE), dtype) + nbytes((co,), dtype)
-                 + nbytes((n, co, length), dtype))
+    return float(total_nbytes([(n, ci, length), (co, ci, KSIZE), (co,), (n, co, length)], dtype))
 
 
 TASK = Task(

@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
-from mkbench.taskkit import nbytes, randn
+from mkbench.taskkit import fan_in_weight, randn, total_nbytes
 
 DILATION = 2
 
@@ -23,7 +23,7 @@ def make_inputs(shape, dtype, gen):
     n, ci, co, h, w = shape["N"], shape["Cin"], shape["Cout"], shape["H"], shape["W"]
     x = randn(gen, (n, ci, h, w), dtype, scale=1.0, offset=0.25, outliers=1e-3, outlier_scale=8.0)
     fan_in = ci * 9
-    weight = randn(gen, (co, ci, 3, 3), dtype, scale=fan_in ** -0.5, offset=0.1 * fan_in ** -0.5)
+    weight = fan_in_weight(gen, (co, ci, 3, 3), dtype, fan_in)
     bias = randn(gen, (co,), dtype, scale=0.5)
     return (x, weight, bias)
 
@@ -35,8 +35,7 @@ def flops(shape):
 
 def nbytes_moved(shape, dtype):
     n, ci, co, h, w = shape["N"], shape["Cin"], shape["Cout"], shape["H"], shape["W"]
-    return float(nbytes((n, ci, h, w), dtype) + nbytes((co, ci, 3, 3), dtype) + nbytes((co,), dtype)
-                 + nbytes((n, co, h, w), dtype))
+    return float(total_nbytes([(n, ci, h, w), (co, ci, 3, 3), (co,), (n, co, h, w)], dtype))
 
 
 TASK = Task(

@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import AllClose
-from mkbench.taskkit import nbytes, randn
+from mkbench.taskkit import fan_in_weight, nbytes, randn
 
 
 def reference(x, weight, bias, groups):
@@ -16,7 +16,7 @@ def make_inputs(shape, dtype, gen):
     grp_off = randn(gen, (1, g, 1, 1, 1), torch.float32, scale=1.0).expand(1, g, c // g, 1, 1).reshape(1, c, 1, 1)
     x = (randn(gen, (n, c, h, w), torch.float32, scale=1.0, outliers=1e-3, outlier_scale=8.0) + grp_off).to(dtype)
     fan_in = (c // g) * 9
-    weight = randn(gen, (c, c // g, 3, 3), dtype, scale=fan_in ** -0.5, offset=0.1 * fan_in ** -0.5)
+    weight = fan_in_weight(gen, (c, c // g, 3, 3), dtype, fan_in)
     bias = randn(gen, (c,), dtype, scale=0.5)
     return (x, weight, bias, g)
 

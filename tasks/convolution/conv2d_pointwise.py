@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import AllClose
-from mkbench.taskkit import nbytes, randn
+from mkbench.taskkit import fan_in_weight, randn, total_nbytes
 
 
 def reference(x, weight, bias):
@@ -14,7 +14,7 @@ def make_inputs(shape, dtype, gen):
     # Post-ReLU-like activations are non-negative; a shifted, outlier-laden input keeps signs
     # mixed while the mean is clearly nonzero.
     x = randn(gen, (n, ci, h, w), dtype, scale=1.0, offset=0.5, outliers=1e-3, outlier_scale=8.0)
-    weight = randn(gen, (co, ci, 1, 1), dtype, scale=ci ** -0.5, offset=-0.1 * ci ** -0.5)
+    weight = fan_in_weight(gen, (co, ci, 1, 1), dtype, ci, offset=-0.1)
     bias = randn(gen, (co,), dtype, scale=0.5)
     return (x, weight, bias)
 
@@ -26,7 +26,7 @@ def flops(shape):
 
 def nbytes_moved(shape, dtype):
     n, ci, co, h, w = shape["N"], shape["Cin"], shape["Cout"], shape["H"], shape["W"]
-    return float(nbytes((n, ci, h, w), dtype) + nbytes((co, ci), dtype) + nbytes((co,), dtype) + nbytes((n, co, h, w), dtype))
+    return float(total_nbytes([(n, ci, h, w), (co, ci), (co,), (n, co, h, w)], dtype))
 
 
 TASK = Task(

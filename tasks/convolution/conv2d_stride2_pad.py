@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import AllClose
-from mkbench.taskkit import nbytes, randn
+from mkbench.taskkit import fan_in_weight, randn, total_nbytes
 
 KSIZE, STRIDE, PAD = 7, 2, 3
 
@@ -21,7 +21,7 @@ def make_inputs(shape, dtype, gen):
     # along every border) with a few saturated pixels.
     x = randn(gen, (n, ci, h, w), dtype, scale=1.0, offset=0.4, outliers=1e-3, outlier_scale=5.0)
     fan_in = ci * KSIZE * KSIZE
-    weight = randn(gen, (co, ci, KSIZE, KSIZE), dtype, scale=fan_in ** -0.5, offset=0.1 * fan_in ** -0.5)
+    weight = fan_in_weight(gen, (co, ci, KSIZE, KSIZE), dtype, fan_in)
     bias = randn(gen, (co,), dtype, scale=0.5)
     return (x, weight, bias)
 
@@ -34,8 +34,7 @@ def flops(shape):
 
 def nbytes_moved(shape, dtype):
     n, ci, co, h, w = shape["N"], shape["Cin"], shape["Cout"], shape["H"], shape["W"]
-    return float(nbytes((n, ci, h, w), dtype) + nbytes((co, ci, KSIZE, KSIZE), dtype) + nbytes((co,), dtype)
-                 + nbytes((n, co, out_size(h), out_size(w)), dtype))
+    return float(total_nbytes([(n, ci, h, w), (co, ci, KSIZE, KSIZE), (co,), (n, co, out_size(h), out_size(w))], dtype))
 
 
 TASK = Task(

@@ -13,21 +13,12 @@ and underflows to 0 for |x| < 1e-23, and those magnitudes make up about half of 
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import DEFAULT_TOLERANCES, CheckResult, Custom, Tol, compare_close
-from mkbench.task import DTYPE_NAMES
+from mkbench.contracts import relative_rounded
 from mkbench.taskkit import nbytes, randint, randn, uniform
 
 
 def reference(x, y):
     return torch.hypot(x, y)
-
-
-def check(ctx):
-    (out,), (ref,) = ctx.outputs, ctx.reference()
-    fi = torch.finfo(out.dtype)
-    rtol = DEFAULT_TOLERANCES[DTYPE_NAMES[out.dtype]].rtol
-    res = compare_close(out, ref.to(out.dtype), Tol(rtol, fi.tiny * fi.eps), scale="abs")
-    return CheckResult(res.ok, res.message, res.max_abs_err, res.max_rel_err)
 
 
 def make_inputs(shape, dtype, gen):
@@ -74,9 +65,9 @@ TASK = Task(
         Shape("large", {"rows": 8192, "cols": 8192}, "large"),
     ],
     dtypes=("float32", "float16", "bfloat16"),
-    contract=Custom(fn=check, description=(
+    contract=relative_rounded(
         "relative: |out - ref| <= rtol |ref| + smallest subnormal, ref = float64 hypot rounded to the output dtype, "
-        "rtol float32 1e-4, float16 1e-2, bfloat16 2e-2; NaN/inf positions must match (hypot(inf, NaN) = inf)")),
+        "rtol float32 1e-4, float16 1e-2, bfloat16 2e-2; NaN/inf positions must match (hypot(inf, NaN) = inf)"),
     flops=flops,
     bytes=nbytes_moved,
 )

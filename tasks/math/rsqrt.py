@@ -13,21 +13,12 @@ rsqrt (relative error ~2^-22) is well inside rtol.
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import DEFAULT_TOLERANCES, CheckResult, Custom, Tol, compare_close
-from mkbench.task import DTYPE_NAMES
+from mkbench.contracts import relative_rounded
 from mkbench.taskkit import nbytes, uniform
 
 
 def reference(x):
     return torch.rsqrt(x)
-
-
-def check(ctx):
-    (out,), (ref,) = ctx.outputs, ctx.reference()
-    fi = torch.finfo(out.dtype)
-    rtol = DEFAULT_TOLERANCES[DTYPE_NAMES[out.dtype]].rtol
-    res = compare_close(out, ref.to(out.dtype), Tol(rtol, fi.tiny * fi.eps), scale="abs")
-    return CheckResult(res.ok, res.message, res.max_abs_err, res.max_rel_err)
 
 
 def make_inputs(shape, dtype, gen):
@@ -65,9 +56,9 @@ TASK = Task(
         Shape("large", {"rows": 8192, "cols": 8192}, "large"),
     ],
     dtypes=("float32", "float16", "bfloat16"),
-    contract=Custom(fn=check, description=(
+    contract=relative_rounded(
         "relative: |out - ref| <= rtol |ref| + smallest subnormal, ref = float64 rsqrt rounded to the output dtype, "
-        "rtol float32 1e-4, float16 1e-2, bfloat16 2e-2; subnormal inputs must not be flushed; NaN/inf positions must match")),
+        "rtol float32 1e-4, float16 1e-2, bfloat16 2e-2; subnormal inputs must not be flushed; NaN/inf positions must match"),
     flops=flops,
     bytes=nbytes_moved,
 )

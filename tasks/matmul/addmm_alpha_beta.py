@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
-from mkbench.taskkit import itemsize, randn
+from mkbench.taskkit import gemm_operands, itemsize, randn
 
 # float32 atol, derived as for tasks/matmul/matmul.py: a float32 accumulation over K terms carries
 # an error of order u * sqrt(K) * rms (u = 2^-24) whatever the kernel; at K = 8192 the maximum over
@@ -25,8 +25,7 @@ def make_inputs(shape, dtype, gen):
     m, k, n = shape["M"], shape["K"], shape["N"]
     # alpha * A @ B has rms ~0.75 * 0.5 * sqrt(K); C is drawn at a comparable scale (with an
     # offset) so that both terms are visible in every output.
-    a = randn(gen, (m, k), dtype, scale=1.0, offset=0.05, outliers=1e-3, outlier_scale=8.0)
-    b = randn(gen, (k, n), dtype, scale=0.5, offset=-0.02, outliers=1e-3, outlier_scale=8.0)
+    a, b = gemm_operands(gen, (m, k), (k, n), dtype)
     c = randn(gen, (m, n), dtype, scale=0.25 * k ** 0.5, offset=0.1 * k ** 0.5, outliers=1e-3)
     return (c, a, b, ALPHA, BETA)
 

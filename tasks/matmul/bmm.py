@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
-from mkbench.taskkit import itemsize, randn
+from mkbench.taskkit import gemm_flops, gemm_nbytes, gemm_operands
 
 # float32 atol, derived as for tasks/matmul/matmul.py: a float32 accumulation over K terms carries
 # an error of order u * sqrt(K) * rms(C) (u = 2^-24) however good the kernel is; at K = 8192 the
@@ -22,18 +22,15 @@ def make_inputs(shape, dtype, gen):
     bs, m, k, n = shape["B"], shape["M"], shape["K"], shape["N"]
     # Near-zero-mean operands with a few outliers: products cancel, so atol (x rms) and rtol both
     # matter; every batch has its own operands (a kernel that reuses batch 0 fails).
-    a = randn(gen, (bs, m, k), dtype, scale=1.0, offset=0.05, outliers=1e-3, outlier_scale=8.0)
-    b = randn(gen, (bs, k, n), dtype, scale=0.5, offset=-0.02, outliers=1e-3, outlier_scale=8.0)
-    return (a, b)
+    return gemm_operands(gen, (bs, m, k), (bs, k, n), dtype)
 
 
 def flops(shape):
-    return 2.0 * shape["B"] * shape["M"] * shape["N"] * shape["K"]
+    return gemm_flops(shape["M"], shape["N"], shape["K"], batch=shape["B"])
 
 
 def nbytes_moved(shape, dtype):
-    bs, m, k, n = shape["B"], shape["M"], shape["K"], shape["N"]
-    return float(bs * (m * k + k * n + m * n) * itemsize(dtype))
+    return gemm_nbytes(shape["M"], shape["K"], shape["N"], dtype, batch=shape["B"])
 
 
 TASK = Task(

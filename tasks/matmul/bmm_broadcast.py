@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
-from mkbench.taskkit import itemsize, randn
+from mkbench.taskkit import gemm_flops, itemsize, randn
 
 # float32 atol, derived as for tasks/matmul/matmul.py: a float32 accumulation over K terms carries
 # an error of order u * sqrt(K) * rms (u = 2^-24) whatever the kernel; at K = 8192 the maximum over
@@ -25,7 +25,7 @@ def make_inputs(shape, dtype, gen):
 
 
 def flops(shape):
-    return 2.0 * shape["B"] * shape["M"] * shape["N"] * shape["K"]
+    return gemm_flops(shape["M"], shape["N"], shape["K"], batch=shape["B"])
 
 
 def nbytes_moved(shape, dtype):

@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
-from mkbench.taskkit import itemsize, randn
+from mkbench.taskkit import gemm_flops, gemm_nbytes, gemm_operands
 
 # float32 atol, derived: a float32 accumulation over K terms carries an error that grows like
 # u * sqrt(K) * rms(C) (u = 2^-24), independent of how good the kernel is. At K = 8192, measured on
@@ -21,18 +21,15 @@ def reference(a, b):
 def make_inputs(shape, dtype, gen):
     m, k, n = shape["M"], shape["K"], shape["N"]
     # Near-zero-mean operands with a few outliers: products cancel, so atol (x rms) and rtol both matter.
-    a = randn(gen, (m, k), dtype, scale=1.0, offset=0.05, outliers=1e-3, outlier_scale=8.0)
-    b = randn(gen, (k, n), dtype, scale=0.5, offset=-0.02, outliers=1e-3, outlier_scale=8.0)
-    return (a, b)
+    return gemm_operands(gen, (m, k), (k, n), dtype)
 
 
 def flops(shape):
-    return 2.0 * shape["M"] * shape["N"] * shape["K"]
+    return gemm_flops(shape["M"], shape["N"], shape["K"])
 
 
 def nbytes_moved(shape, dtype):
-    m, k, n = shape["M"], shape["K"], shape["N"]
-    return float((m * k + k * n + m * n) * itemsize(dtype))
+    return gemm_nbytes(shape["M"], shape["K"], shape["N"], dtype)
 
 
 TASK = Task(

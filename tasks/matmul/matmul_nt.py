@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
-from mkbench.taskkit import itemsize, randn
+from mkbench.taskkit import gemm_flops, gemm_nbytes, randn
 
 # float32 atol, derived as for tasks/matmul/matmul.py: a float32 accumulation over K terms carries
 # an error of order u * sqrt(K) * rms(C) (u = 2^-24) whatever the kernel; at K = 8192 the maximum
@@ -28,12 +28,11 @@ def make_inputs(shape, dtype, gen):
 
 
 def flops(shape):
-    return 2.0 * shape["M"] * shape["N"] * shape["K"]
+    return gemm_flops(shape["M"], shape["N"], shape["K"])
 
 
 def nbytes_moved(shape, dtype):
-    m, k, n = shape["M"], shape["K"], shape["N"]
-    return float((m * k + n * k + m * n) * itemsize(dtype))
+    return gemm_nbytes(shape["M"], shape["K"], shape["N"], dtype)  # B is [N, K]: the same count
 
 
 TASK = Task(

@@ -18,7 +18,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
-from mkbench.taskkit import itemsize, randn
+from mkbench.taskkit import gemm_flops, gemm_nbytes, gemm_operands
 
 TOLERANCES = dict(DEFAULT_TOLERANCES, float32=Tol(rtol=1e-4, atol=1.5e-4))
 
@@ -32,19 +32,16 @@ def make_inputs(shape, dtype, gen):
     # Near-zero-mean operands with outliers; the small mean product (-1e-3) adds a drift of
     # ~K * 1e-3, comparable to the random part sqrt(K) * 0.5, so partial sums of split-K pieces
     # do not cancel to nothing and a lost or doubled piece is visible everywhere.
-    a = randn(gen, (m, k), dtype, scale=1.0, offset=0.05, outliers=1e-3, outlier_scale=8.0)
-    b = randn(gen, (k, n), dtype, scale=0.5, offset=-0.02, outliers=1e-3, outlier_scale=8.0)
-    return (a, b)
+    return gemm_operands(gen, (m, k), (k, n), dtype)
 
 
 def flops(shape):
-    return 2.0 * shape["M"] * shape["N"] * shape["K"]
+    return gemm_flops(shape["M"], shape["N"], shape["K"])
 
 
 def nbytes_moved(shape, dtype):
     # Partial products of split-K kernels are scratch traffic of the method, not of the problem.
-    m, k, n = shape["M"], shape["K"], shape["N"]
-    return float((m * k + k * n + m * n) * itemsize(dtype))
+    return gemm_nbytes(shape["M"], shape["K"], shape["N"], dtype)
 
 
 TASK = Task(

@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import AllClose
-from mkbench.taskkit import itemsize, randn
+from mkbench.taskkit import gemm_flops, gemm_nbytes, randn
 
 
 def reference(a, b):
@@ -19,12 +19,11 @@ def make_inputs(shape, dtype, gen):
 
 
 def flops(shape):
-    return 2.0 * shape["M"] * shape["N"] * shape["K"]
+    return gemm_flops(shape["M"], shape["N"], shape["K"])
 
 
 def nbytes_moved(shape, dtype):
-    m, k, n = shape["M"], shape["K"], shape["N"]
-    return float((m * k + k * n + m * n) * itemsize(dtype))
+    return gemm_nbytes(shape["M"], shape["K"], shape["N"], dtype)
 
 
 TASK = Task(

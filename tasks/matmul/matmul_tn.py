@@ -2,7 +2,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
-from mkbench.taskkit import itemsize, randn
+from mkbench.taskkit import gemm_flops, gemm_nbytes, gemm_operands
 
 # float32 atol, derived as for tasks/matmul/matmul.py: a float32 accumulation over K terms carries
 # an error of order u * sqrt(K) * rms(C) (u = 2^-24) whatever the kernel; at K = 8192 (the large
@@ -22,18 +22,15 @@ def make_inputs(shape, dtype, gen):
     k, m, n = shape["K"], shape["M"], shape["N"]
     # The weight-gradient pattern dW = X^T dY: K is the token dimension, both operands are stored
     # token-major ([K, M] and [K, N]), so A^T is read with stride M along the reduction.
-    x = randn(gen, (k, m), dtype, scale=1.0, offset=0.05, outliers=1e-3, outlier_scale=8.0)
-    dy = randn(gen, (k, n), dtype, scale=0.5, offset=-0.02, outliers=1e-3, outlier_scale=8.0)
-    return (x, dy)
+    return gemm_operands(gen, (k, m), (k, n), dtype)  # (x, dy)
 
 
 def flops(shape):
-    return 2.0 * shape["M"] * shape["N"] * shape["K"]
+    return gemm_flops(shape["M"], shape["N"], shape["K"])
 
 
 def nbytes_moved(shape, dtype):
-    m, k, n = shape["M"], shape["K"], shape["N"]
-    return float((k * m + k * n + m * n) * itemsize(dtype))
+    return gemm_nbytes(shape["M"], shape["K"], shape["N"], dtype)
 
 
 TASK = Task(
