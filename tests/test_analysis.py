@@ -121,3 +121,20 @@ def test_html_report_renders_plots_in_chromium(stores, cli, tmp_path):
         shares[page.name] = _saturated_share(shot)
     assert shares["r.html"] > 0.02, shares
     assert shares["bare.html"] < 0.002, shares
+
+
+def test_cross_backend_portability_table():
+    import pandas as pd
+    from mkbench.analysis import cross_backend
+    rows = []
+    for backend, correct, sp in (("triton", True, 1.5), ("cuda", True, 2.0), ("sycl", False, None)):
+        rows.append({"hw": "h100", "category": "activation", "task": "gelu", "backend": backend, "method": "reference",
+                     "is_baseline": False, "correct": correct, "verdict": "correct" if correct else "incorrect",
+                     "speedup_eager": sp})
+    for backend in ("triton", "cuda"):
+        rows.append({"hw": "h100", "category": "reduce", "task": "sum_lastdim", "backend": backend, "method": "reference",
+                     "is_baseline": False, "correct": True, "verdict": "correct", "speedup_eager": 1.0})
+    table = cross_backend(pd.DataFrame(rows)).set_index("task")
+    assert table.loc["gelu", "cuda"] == "correct 2.00x" and table.loc["gelu", "sycl"] == "incorrect"
+    assert not table.loc["gelu", "portable"] and table.loc["sum_lastdim", "portable"]
+    assert table.loc["gelu", "backends"] == 3
