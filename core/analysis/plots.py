@@ -64,6 +64,11 @@ def speedup_distributions(attempts: pd.DataFrame, column: str = "speedup_eager")
             color = plt.cm.tab10(k % 10)
             for box in bp["boxes"]:
                 box.set_facecolor(color)
+                box.set_alpha(0.5)
+            # the points themselves: with a few tasks per category a box alone hides them
+            jitter = np.random.default_rng(k).uniform(-0.3, 0.3, size=sum(len(d) for _, d in keep)) * width
+            xs = np.concatenate([np.full(len(d), p) for p, d in keep]) + jitter
+            ax.scatter(xs, np.concatenate([d for _, d in keep]), s=10, color=color, edgecolor="black", linewidth=0.3, zorder=3)
             ax.plot([], [], color=color, lw=6, label=s)
     ax.set_yscale("log")
     ax.axhline(1.0, color="black", lw=0.8, ls="--")
