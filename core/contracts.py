@@ -176,6 +176,22 @@ def compare_rounded(q: torch.Tensor, expected: torch.Tensor, unrounded: torch.Te
     return CheckResult(True, "", worst)
 
 
+def compare_int8_scaled(q: torch.Tensor, scale: torch.Tensor, unrounded: torch.Tensor, expected_scale: torch.Tensor,
+                        scale_rtol: float, tie_window: float) -> CheckResult:
+    """Symmetric int8 quantization with one float scale per row, against a float64 recomputation:
+    every scale within ``scale_rtol`` (relative) of ``expected_scale``, then ``q`` equal to
+    round(unrounded).clamp(-127, 127) except across a .5 tie (compare_rounded).
+
+    Why two steps: the scale carries the reduction's rounding error, which the task bounds with its
+    own derivation (``scale_rtol``); once the scale is right, q may differ from the exact rounding
+    only where x / scale sits on a tie. max_rel_err reports the scale's relative error."""
+    rel = float(((scale.double() - expected_scale).abs() / expected_scale).max()) if scale.numel() else 0.0
+    if not rel <= scale_rtol:
+        return CheckResult(False, f"scale: max relative error {rel:.3g} > {scale_rtol:g}", None, rel)
+    res = compare_rounded(q, torch.round(unrounded).clamp(-127, 127).to(torch.int8), unrounded, tie_window)
+    return CheckResult(res.ok, res.message, res.max_abs_err, rel)
+
+
 @dataclass
 class Exact(Contract):
     """Bit-exact outputs (integer, boolean and index results)."""

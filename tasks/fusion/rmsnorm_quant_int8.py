@@ -19,7 +19,7 @@ A float kernel fails (q must be int8 and exact), and so does one that rounds y t
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import CheckResult, Custom, compare_rounded
+from mkbench.contracts import Custom, compare_int8_scaled
 from mkbench.taskkit import nbytes, randn
 
 EPS = 1e-6
@@ -50,11 +50,7 @@ def check(ctx):
     x, weight = ctx.inputs
     q, s = ctx.outputs
     v64, s64 = _quant(x.to(torch.float64), weight.to(torch.float64))
-    rel = float(((s.double() - s64).abs() / s64).max()) if s.numel() else 0.0
-    if not rel <= SCALE_RTOL:
-        return CheckResult(False, f"scale: max relative error {rel:.3g} > {SCALE_RTOL:g}", None, rel)
-    res = compare_rounded(q, torch.round(v64).clamp(-127, 127).to(torch.int8), v64, TIE_WINDOW)
-    return CheckResult(res.ok, res.message, res.max_abs_err, rel)
+    return compare_int8_scaled(q, s, v64, s64, SCALE_RTOL, TIE_WINDOW)
 
 
 def make_inputs(shape, dtype, gen):

@@ -20,15 +20,11 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose
-from mkbench.taskkit import nbytes, randint, randn, uniform
+from mkbench.taskkit import log_uniform, nbytes, randint, randn, uniform
 
 
 def reference(x):
     return torch.digamma(x)
-
-
-def _log_uniform(gen, shape, lo, hi):
-    return torch.exp(uniform(gen, shape, torch.float32, float(torch.log(torch.tensor(lo))), float(torch.log(torch.tensor(hi)))))
 
 
 def make_inputs(shape, dtype, gen):
@@ -41,10 +37,10 @@ def make_inputs(shape, dtype, gen):
     #  1% exact non-positive integers (+0 -> -inf, negative -> NaN)
     n = -randint(gen, s, 0, 10, torch.float32) + 0.0  # + 0.0 turns -0 into +0
     sign = torch.where(uniform(gen, s, torch.float32, -1.0, 1.0) < 0, -1.0, 1.0)
-    near_pole = n + sign * _log_uniform(gen, s, 1e-2, 0.5)
+    near_pole = n + sign * log_uniform(gen, s, 1e-2, 0.5)
     near_root = randn(gen, s, torch.float32, scale=0.05, offset=1.4616321)
-    moderate = _log_uniform(gen, s, 1e-3, 20.0)
-    large = _log_uniform(gen, s, 20.0, 1e6)
+    moderate = log_uniform(gen, s, 1e-3, 20.0)
+    large = log_uniform(gen, s, 20.0, 1e6)
     pick = uniform(gen, s, torch.float32, 0.0, 1.0)
     x = torch.where(pick < 0.30, near_pole, torch.where(pick < 0.45, near_root, torch.where(
         pick < 0.79, moderate, torch.where(pick < 0.99, large, n))))
