@@ -111,7 +111,8 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None, hw: HardwareProfile | N
         return all_rows(verdict="missing", compile_status="missing", correct_status="missing", perf_status="missing", error=unit.missing)
     if unit.invalid:
         return all_rows(verdict="compile_error", compile_status="error", correct_status="not_run", perf_status="not_run", error=unit.invalid)
-    assert outcome is not None
+    if outcome is None:  # every combination was skipped: nothing ran
+        return all_rows()
     for msg in outcome.messages:
         kind = msg["kind"]
         if kind == "compile_checks":
@@ -257,7 +258,7 @@ class Runner:
                         skipped.append((shape.name, dtype, f"not selected (--shape-role {','.join(self.opt.shape_roles)})"))
                     elif task.name in hw.skip_tasks:
                         skipped.append((shape.name, dtype, f"hardware profile {hw.name} skips task {task.name}"))
-                    elif shape.role in hw.skip_shape_roles:
+                    elif shape.role in hw.skip_shape_roles and not compile_only:  # skipped for run time; building costs none
                         skipped.append((shape.name, dtype, f"hardware profile {hw.name} skips {shape.role} shapes"))
                     else:
                         combos.append((shape.name, dtype))

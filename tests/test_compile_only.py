@@ -54,3 +54,14 @@ def test_compile_only_records_compile_verdicts(tmp_path, cli, compile_only_backe
     extra = silu["extra"] if isinstance(silu["extra"], dict) else json.loads(silu["extra"])
     assert extra["compile_checks"]["side-target"] == {"ok": False, "message": "side target rejected it"}
     assert "compiled only" in out
+
+
+def test_every_combination_skipped_records_skips(tmp_path, cli):
+    # The cpu profile skips large shapes; asking only for them leaves nothing to run, which is
+    # recorded (not a crash).
+    code, out, err = cli("run", "--backend", "triton", "--hw", "cpu", "--task", "gelu", "--shape-role", "large",
+                         "--baselines", "none", "--store", tmp_path / "r.sqlite", "--json", tmp_path / "r.json", "--no-progress")
+    assert code == 0, err
+    rows = json.loads((tmp_path / "r.json").read_text())["results"]
+    assert rows and {r["verdict"] for r in rows} == {"skipped"}
+    assert any("skips large shapes" in r["error"] for r in rows)
