@@ -138,3 +138,15 @@ def test_cross_backend_portability_table():
     assert table.loc["gelu", "cuda"] == "correct 2.00x" and table.loc["gelu", "sycl"] == "incorrect"
     assert not table.loc["gelu", "portable"] and table.loc["sum_lastdim", "portable"]
     assert table.loc["gelu", "backends"] == 3
+
+
+def test_compile_only_backends_count_as_built_not_as_failures():
+    import pandas as pd
+    from mkbench.analysis import cross_backend
+    rows = [{"hw": "cpu", "category": "activation", "task": "gelu", "backend": b, "method": "reference",
+             "is_baseline": False, "correct": v == "correct", "verdict": v, "speedup_eager": None}
+            for b, v in (("triton", "correct"), ("sycl", "correct"), ("cuda", "compiled"))]
+    table = cross_backend(pd.DataFrame(rows)).set_index("task")
+    assert table.loc["gelu", "portable"] and table.loc["gelu", "compile_only"] == 1
+    rows[2]["verdict"] = "compile_error"
+    assert not cross_backend(pd.DataFrame(rows)).set_index("task").loc["gelu", "portable"]

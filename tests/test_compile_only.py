@@ -54,6 +54,9 @@ def test_compile_only_records_compile_verdicts(tmp_path, cli, compile_only_backe
     extra = silu["extra"] if isinstance(silu["extra"], dict) else json.loads(silu["extra"])
     assert extra["compile_checks"]["side-target"] == {"ok": False, "message": "side target rejected it"}
     assert "compiled only" in out
+    code, out, err = cli("report", "--store", store, "--no-run-detail")
+    assert code == 0, err
+    assert "Side compile checks" in out and "| side-target" in out and "side target rejected it" in out
 
 
 def test_every_combination_skipped_records_skips(tmp_path, cli):

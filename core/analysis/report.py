@@ -125,11 +125,35 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
     if port.empty or port["backends"].max() < 2:
         doc.p("Only one kernel backend is present per profile in these runs: nothing to compare across backends yet.")
     else:
-        cols = [c for c in port.columns if c not in ("hw", "category", "task", "backends", "portable")]
-        doc.p(f"{int(port['portable'].sum())}/{len(port)} (task, profile) pairs are correct on every backend measured.")
+        cols = [c for c in port.columns if c not in ("hw", "category", "task", "backends", "portable", "compile_only")]
+        doc.p(f"{int(port['portable'].sum())}/{len(port)} (task, profile) pairs are correct on every backend that ran "
+              "(and compiled on every backend that can only compile on that profile).")
         doc.table(["hw", "category", "task", *cols, "portable"],
                   [[r["hw"], r["category"], r["task"], *[r.get(c) if isinstance(r.get(c), str) else "-" for c in cols],
-                    "yes" if r["portable"] else "no"] for _, r in port.iterrows()])
+                    ("yes" + (f" ({r['compile_only']} compile-only)" if r["compile_only"] else "")) if r["portable"] else "no"]
+                   for _, r in port.iterrows()])
+    side_checks_section(doc, results)
     if plots_on:
         doc.img(plots.roofline_chart(attempts, profiles), "roofline", "Roofline: achieved TFLOP/s of correct kernels (large shapes)")
     return doc
+
+
+def side_checks_section(doc: Document, results: ResultSet) -> None:
+    """Compile verdicts recorded apart from the gating one (e.g. HIP built for AMD targets on a
+    machine without an AMD GPU): per backend and check, how many tasks passed."""
+    seen: dict[tuple[str, str, str], dict[str, tuple[bool, str]]] = {}
+    for r in results.rows.itertuples(index=False):
+        checks = (r.extra or {}).get("compile_checks") if isinstance(r.extra, dict) else None
+        for name, v in (checks or {}).items():
+            seen.setdefault((r.hw, r.backend, name), {})[r.task] = (bool(v.get("ok")), v.get("message") or "")
+    if not seen:
+        return
+    doc.h3("Side compile checks")
+    doc.p("Compile verdicts stored apart from the one that gates a run: what can be checked of a target without its "
+          "hardware (for HIP: Debian's hipcc building each candidate for AMD GPUs).")
+    rows = []
+    for (hw, backend, name), per_task in sorted(seen.items()):
+        failed = sorted(t for t, (ok, _) in per_task.items() if not ok)
+        first = next((msg for t, (ok, msg) in sorted(per_task.items()) if not ok), "")
+        rows.append([hw, backend, name, f"{len(per_task) - len(failed)}/{len(per_task)}", first[:100]])
+    doc.table(["hw", "backend", "check", "tasks passing", "first failure"], rows)

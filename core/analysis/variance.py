@@ -49,7 +49,8 @@ def paired_speedups(attempts: pd.DataFrame, hw_a: str, hw_b: str, column: str = 
 
 def cross_backend(attempts: pd.DataFrame, column: str = "speedup_eager") -> pd.DataFrame:
     """Task x backend on each hardware profile: verdict and speedup, and whether the task is
-    correct on every backend measured there (portable)."""
+    correct on every backend that ran there and compiled on those that could only compile
+    (portable)."""
     a = attempts[~attempts["is_baseline"]]
     rows = []
     for (hw, category, task), g in a.groupby(["hw", "category", "task"]):
@@ -59,6 +60,10 @@ def cross_backend(attempts: pd.DataFrame, column: str = "speedup_eager") -> pd.D
             sp = getattr(r, column)
             rec[label] = "correct" + (f" {sp:.2f}x" if sp is not None and not np.isnan(sp) else "") if r.correct else r.verdict
         rec["backends"] = g["backend"].nunique()
-        rec["portable"] = bool(g["correct"].all()) and g["backend"].nunique() > 1
+        # A backend that could only compile here (CUDA without an NVIDIA GPU) counts when it
+        # compiled; portability needs at least two backends that ran, all correct.
+        built = g["verdict"] == "compiled"
+        rec["compile_only"] = int(built.sum())
+        rec["portable"] = bool((g["correct"] | built).all()) and int((~built).sum()) > 1
         rows.append(rec)
     return pd.DataFrame(rows)
