@@ -87,3 +87,43 @@ def gemm_nbytes(m: int, k: int, n: int, dtype: torch.dtype, batch: int = 1) -> f
     """A [M, K] and B [K, N] read once and C [M, N] written once, per batch: the compulsory traffic
     (scratch such as split-K partials is the method's, not the problem's)."""
     return float(batch * (m * k + k * n + m * n) * itemsize(dtype))
+
+
+def strided_subsample(t: torch.Tensor, k: int) -> torch.Tensor:
+    """At most ``k`` values taken at evenly spaced flat positions (all of them when there are
+    fewer). Why: statistical tests on a fixed subsample cost the same at every shape, and even
+    spacing samples every row rather than the first few."""
+    flat = t.flatten()
+    if flat.numel() <= k:
+        return flat
+    idx = torch.linspace(0, flat.numel() - 1, k, device=flat.device).round().long()
+    return flat[idx]
+
+
+def pearson(a: torch.Tensor, b: torch.Tensor, if_constant: float) -> float:
+    """Pearson correlation of two equally long vectors; ``if_constant`` where either is constant
+    (the caller decides whether a constant stream counts as correlated)."""
+    a, b = a - a.mean(), b - b.mean()
+    denom = float((a * a).sum().sqrt() * (b * b).sum().sqrt())
+    return float((a * b).sum()) / denom if denom > 0 else if_constant
+
+
+def mx_shared_exponent(blocks: torch.Tensor, emax_elem: int) -> torch.Tensor:
+    """OCP MX v1.0 shared exponent per block (last dim): floor(log2(amax)) - emax_elem, clamped
+    to [-127, 127]; an all-zero block gives -127. frexp gives floor(log2) exactly:
+    amax = m * 2^e with m in [0.5, 1), so floor(log2 amax) = e - 1."""
+    amax = blocks.abs().amax(dim=-1)
+    _, e = torch.frexp(amax)
+    exp = torch.where(amax > 0, e.to(torch.int32) - 1 - emax_elem, torch.full_like(e, -127, dtype=torch.int32))
+    return exp.clamp(-127, 127)
+
+
+def mx_block_scaled(gen: torch.Generator, rows: int, cols: int, block: int) -> torch.Tensor:
+    """float32 [rows, cols] for the MX tasks: heavy-tailed values whose block magnitudes spread
+    over 2^-12 .. 2^12, so shared exponents differ from block to block, and whose first block of
+    row 0 is all zeros (the -127 scale)."""
+    x = randn(gen, (rows, cols), torch.float32, scale=1.0, offset=0.1, outliers=3e-3, outlier_scale=25.0)
+    block_scale = torch.exp2(uniform(gen, (rows, cols // block), torch.float32, -12.0, 12.0))
+    x = (x.reshape(rows, cols // block, block) * block_scale[:, :, None]).reshape(rows, cols)
+    x[0, :block] = 0.0
+    return x

@@ -27,7 +27,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import CheckResult, Custom, compare_exact
-from mkbench.taskkit import randn, uniform
+from mkbench.taskkit import mx_block_scaled, mx_shared_exponent
 
 BLOCK = 32
 EMAX_ELEM = 2
@@ -35,13 +35,6 @@ E2M1_VALUES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)
 # Midpoints between consecutive magnitudes; at midpoint j (between codes j and j+1) the tie goes to
 # the even code, i.e. up when j is odd.
 _MIDPOINTS = (0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0)
-
-
-def _shared_exponent(xb):
-    amax = xb.abs().amax(dim=-1)
-    _, e = torch.frexp(amax)  # floor(log2 amax) = e - 1, exact
-    exp = torch.where(amax > 0, e.to(torch.int32) - 1 - EMAX_ELEM, torch.full_like(e, -127, dtype=torch.int32))
-    return exp.clamp(-127, 127)
 
 
 def _e2m1_codes(v):
@@ -59,7 +52,7 @@ def reference(x):
     if c % BLOCK:
         raise ValueError(f"mxfp4_quant: last dim {c} is not divisible by {BLOCK}")
     xb = x.to(torch.float32).reshape(r, c // BLOCK, BLOCK)
-    exp = _shared_exponent(xb)
+    exp = mx_shared_exponent(xb, EMAX_ELEM)
     v = torch.ldexp(xb, (-exp).to(torch.float32)[:, :, None]).reshape(r, c)
     code = _e2m1_codes(v)
     q = (code[:, 0::2] | (code[:, 1::2] << 4)).to(torch.uint8)
@@ -94,13 +87,10 @@ def make_inputs(shape, dtype, gen):
     r, c = shape["rows"], shape["cols"]
     # Heavy-tailed values, block magnitudes spread over 2^-12 .. 2^12; the first block of row 0
     # is all zeros. Every tenth value is snapped to an exact E2M1 midpoint of its block (ties).
-    x = randn(gen, (r, c), torch.float32, scale=1.0, offset=0.1, outliers=3e-3, outlier_scale=25.0)
-    block_scale = torch.exp2(uniform(gen, (r, c // BLOCK), torch.float32, -12.0, 12.0))
-    x = (x.reshape(r, c // BLOCK, BLOCK) * block_scale[:, :, None]).reshape(r, c)
-    x[0, :BLOCK] = 0.0
+    x = mx_block_scaled(gen, r, c, BLOCK)
     xb = x.reshape(r, c // BLOCK, BLOCK)
-    exp = _shared_exponent(xb)
-    mids = torch.tensor((0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0), device=gen.device)
+    exp = mx_shared_exponent(xb, EMAX_ELEM)
+    mids = torch.tensor(_MIDPOINTS, device=gen.device)
     pick = mids[torch.randint(0, 7, (r, c // BLOCK, BLOCK), generator=gen, device=gen.device)]
     tie = torch.ldexp(pick * torch.sign(xb), exp.to(torch.float32)[:, :, None])
     snap = (torch.arange(c, device=gen.device) % 10 == 3).reshape(c // BLOCK, BLOCK)

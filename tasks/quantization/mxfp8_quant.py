@@ -24,19 +24,11 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import CheckResult, Custom, compare_exact
-from mkbench.taskkit import randn, uniform
+from mkbench.taskkit import mx_block_scaled, mx_shared_exponent
 
 BLOCK = 32
 EMAX_ELEM = 8
 E4M3_MAX = 448.0
-
-
-def _shared_exponent(xb):
-    """floor(log2(amax)) - emax_elem per block, clamped to [-127, 127]; amax == 0 gives -127."""
-    amax = xb.abs().amax(dim=-1)
-    _, e = torch.frexp(amax)  # amax = m * 2^e, m in [0.5, 1): floor(log2 amax) = e - 1 (exact)
-    exp = torch.where(amax > 0, e.to(torch.int32) - 1 - EMAX_ELEM, torch.full_like(e, -127, dtype=torch.int32))
-    return exp.clamp(-127, 127)
 
 
 def reference(x):
@@ -44,7 +36,7 @@ def reference(x):
     if c % BLOCK:
         raise ValueError(f"mxfp8_quant: last dim {c} is not divisible by {BLOCK}")
     xb = x.to(torch.float32).reshape(r, c // BLOCK, BLOCK)
-    exp = _shared_exponent(xb)
+    exp = mx_shared_exponent(xb, EMAX_ELEM)
     v = torch.ldexp(xb, (-exp).to(torch.float32)[:, :, None])  # exact: a power-of-two scale
     q = v.clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn).view(torch.uint8).reshape(r, c)
     return q, (exp + 127).to(torch.uint8)
@@ -71,10 +63,7 @@ def make_inputs(shape, dtype, gen):
     r, c = shape["rows"], shape["cols"]
     # Heavy-tailed values with block magnitudes spread over 2^-12 .. 2^12, so shared exponents
     # differ from block to block; the first block of row 0 is all zeros (scale 2^-127).
-    x = randn(gen, (r, c), torch.float32, scale=1.0, offset=0.1, outliers=3e-3, outlier_scale=25.0)
-    block_scale = torch.exp2(uniform(gen, (r, c // BLOCK), torch.float32, -12.0, 12.0))
-    x = (x.reshape(r, c // BLOCK, BLOCK) * block_scale[:, :, None]).reshape(r, c)
-    x[0, :BLOCK] = 0.0
+    x = mx_block_scaled(gen, r, c, BLOCK)
     return (x.to(dtype),)
 
 

@@ -28,7 +28,7 @@ from scipy import stats
 
 from mkbench import Shape, Task
 from mkbench.contracts import CheckResult, Custom
-from mkbench.taskkit import itemsize, randint, seed_from, uniform
+from mkbench.taskkit import itemsize, pearson, randint, seed_from, strided_subsample, uniform
 
 ALPHA = 1e-6
 Z_CRIT = 4.89  # two-sided normal quantile at alpha = 1e-6
@@ -38,20 +38,6 @@ def reference(mean, std, cols, seed):
     g = torch.Generator(device=mean.device).manual_seed(seed)
     z = torch.randn((mean.shape[0], cols), generator=g, device=mean.device, dtype=torch.float32)
     return (mean.to(torch.float32)[:, None] + std.to(torch.float32)[:, None] * z).to(mean.dtype)
-
-
-def _subsample(t, k):
-    flat = t.flatten()
-    if flat.numel() <= k:
-        return flat
-    idx = torch.linspace(0, flat.numel() - 1, k, device=flat.device).round().long()
-    return flat[idx]
-
-
-def _corr(a, b):
-    a, b = a - a.mean(), b - b.mean()
-    denom = float((a * a).sum().sqrt() * (b * b).sum().sqrt())
-    return float((a * b).sum()) / denom if denom > 0 else 1.0
 
 
 def _z(y, mean, std):
@@ -74,12 +60,12 @@ def check(ctx):
         if coarse > 0.01:
             return CheckResult(False, f"{coarse:.1%} of the float32 values are exactly bfloat16 values: not float32 resolution")
     z = _z(y, mean, std)
-    sample = _subsample(z, 2 ** 17 if y.dtype == torch.float32 else 2 ** 14).cpu().numpy()
+    sample = strided_subsample(z, 2 ** 17 if y.dtype == torch.float32 else 2 ** 14).cpu().numpy()
     ks = stats.kstest(sample, "norm")
     if ks.pvalue < ALPHA:
         return CheckResult(False, f"z = (y - mean)/std fails the KS test against N(0,1): D = {ks.statistic:.4g}, "
                                   f"p-value {ks.pvalue:.2g} < {ALPHA:g}")
-    m = _subsample(z, 2 ** 20)
+    m = strided_subsample(z, 2 ** 20)
     n = m.numel()
     mu = float(m.mean())
     c = m - mu
@@ -91,11 +77,11 @@ def check(ctx):
         if abs(value - target) > Z_CRIT * se:
             return CheckResult(False, f"{label} of z is {value:.5g}, expected {target:g} +/- {Z_CRIT * se:.3g} (n = {n})")
     if z.shape[1] > 1:
-        r = _corr(z[:, 1:].flatten(), z[:, :-1].flatten())
+        r = pearson(z[:, 1:].flatten(), z[:, :-1].flatten(), if_constant=1.0)
         if abs(r) > 5 / math.sqrt(z[:, 1:].numel()):
             return CheckResult(False, f"lag-1 correlation along rows {r:.4f}")
     if z.shape[0] > 1:
-        r = _corr(z[1:].flatten(), z[:-1].flatten())
+        r = pearson(z[1:].flatten(), z[:-1].flatten(), if_constant=1.0)
         if abs(r) > 5 / math.sqrt(z[1:].numel()):
             return CheckResult(False, f"correlation between consecutive rows {r:.4f}")
     (again,) = ctx.candidate(mean, std, cols, seed)

@@ -28,7 +28,7 @@ from scipy import stats
 
 from mkbench import Shape, Task
 from mkbench.contracts import CheckResult, Custom
-from mkbench.taskkit import itemsize, seed_from, uniform
+from mkbench.taskkit import itemsize, pearson, seed_from, strided_subsample, uniform
 
 ALPHA = 1e-6
 
@@ -38,20 +38,6 @@ def reference(low, high, cols, seed):
     u = torch.rand((low.shape[0], cols), generator=g, device=low.device, dtype=torch.float32)
     lo, hi = low.to(torch.float32)[:, None], high.to(torch.float32)[:, None]
     return (lo + (hi - lo) * u).to(low.dtype)
-
-
-def _subsample(t, k):
-    flat = t.flatten()
-    if flat.numel() <= k:
-        return flat
-    idx = torch.linspace(0, flat.numel() - 1, k, device=flat.device).round().long()
-    return flat[idx]
-
-
-def _corr(a, b):
-    a, b = a - a.mean(), b - b.mean()
-    denom = float((a * a).sum().sqrt() * (b * b).sum().sqrt())
-    return float((a * b).sum()) / denom if denom > 0 else 1.0
 
 
 def _unit(y, low, high):
@@ -81,17 +67,17 @@ def check(ctx):
         if coarse > 0.01:
             return CheckResult(False, f"{coarse:.1%} of the float32 values are exactly bfloat16 values: not float32 resolution")
     u = _unit(y, low, high)
-    sample = _subsample(u, 2 ** 17 if y.dtype == torch.float32 else 2 ** 14).cpu().numpy()
+    sample = strided_subsample(u, 2 ** 17 if y.dtype == torch.float32 else 2 ** 14).cpu().numpy()
     ks = stats.kstest(sample, "uniform")
     if ks.pvalue < ALPHA:
         return CheckResult(False, f"u = (y - low)/(high - low) fails the KS test against U(0,1): D = {ks.statistic:.4g}, "
                                   f"p-value {ks.pvalue:.2g} < {ALPHA:g}")
     if u.shape[1] > 1:
-        c = _corr(u[:, 1:].flatten(), u[:, :-1].flatten())
+        c = pearson(u[:, 1:].flatten(), u[:, :-1].flatten(), if_constant=1.0)
         if abs(c) > 5 / math.sqrt(u[:, 1:].numel()):
             return CheckResult(False, f"lag-1 correlation along rows {c:.4f} (limit {5 / math.sqrt(u[:, 1:].numel()):.4f})")
     if u.shape[0] > 1:
-        c = _corr(u[1:].flatten(), u[:-1].flatten())
+        c = pearson(u[1:].flatten(), u[:-1].flatten(), if_constant=1.0)
         if abs(c) > 5 / math.sqrt(u[1:].numel()):
             return CheckResult(False, f"correlation between consecutive rows {c:.4f} (limit {5 / math.sqrt(u[1:].numel()):.4f})")
     (again,) = ctx.candidate(low, high, cols, seed)
