@@ -218,8 +218,9 @@ def _mark_abnormal(rows: dict, outcome: WorkerOutcome, verdict: str, message: st
             r.update(perf_status="not_run", error=f"not timed: an earlier step ended in {verdict}")
 
 
-def _geomean(values: list[float]) -> float | None:
-    values = [v for v in values if v and v > 0]
+def geomean(values) -> float | None:
+    """Geometric mean of the positive, finite values (None, NaN and zeros are no measurement)."""
+    values = [float(v) for v in values if v is not None and v > 0 and math.isfinite(v)]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
@@ -371,27 +372,30 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+# Worst first: a candidate's summary verdict is the worst over its shapes and dtypes.
+VERDICT_SEVERITY = ("missing", "compile_error", "hack", "crash", "timeout", "error", "incorrect", "not_run", "compiled")
+
+
 def summarize_run(store: Store, run_id: int) -> list[dict[str, Any]]:
     """One line per (task, backend, method): the verdict over all its shapes and dtypes."""
     groups: dict[tuple, list[dict]] = {}
     for r in store.results([run_id]):
         groups.setdefault((r["category"], r["task"], r["backend"], r["method"]), []).append(r)
-    order = ["missing", "compile_error", "hack", "crash", "timeout", "error", "incorrect", "not_run", "compiled"]
     out = []
     for (category, task, backend, method), rows in groups.items():
         evaluated = [r for r in rows if r["verdict"] != "skipped"]
         correct = [r for r in evaluated if r["verdict"] == "correct"]
-        worst = next((v for v in order if any(r["verdict"] == v for r in evaluated)), "correct" if evaluated else "skipped")
+        worst = next((v for v in VERDICT_SEVERITY if any(r["verdict"] == v for r in evaluated)), "correct" if evaluated else "skipped")
         first_error = next((r["error"] for r in evaluated if r["verdict"] == worst and r["error"]), "")
         out.append({
             "category": category, "task": task, "backend": backend, "method": method,
             "is_baseline": bool(rows[0]["is_baseline"]), "verdict": worst,
             "correct": f"{len(correct)}/{len(evaluated)}", "skipped": len(rows) - len(evaluated),
-            "speedup_eager": _geomean([r["speedup_eager"] for r in correct if r["speedup_eager"]]),
-            "speedup_compile": _geomean([r["speedup_compile"] for r in correct if r["speedup_compile"]]),
+            "speedup_eager": geomean([r["speedup_eager"] for r in correct if r["speedup_eager"]]),
+            "speedup_compile": geomean([r["speedup_compile"] for r in correct if r["speedup_compile"]]),
             # Small shapes measure launch overhead; the large shapes measure the kernel.
-            "speedup_eager_large": _geomean([r["speedup_eager"] for r in correct if r["speedup_eager"] and r["shape_role"] == "large"]),
-            "speedup_compile_large": _geomean([r["speedup_compile"] for r in correct if r["speedup_compile"] and r["shape_role"] == "large"]),
+            "speedup_eager_large": geomean([r["speedup_eager"] for r in correct if r["speedup_eager"] and r["shape_role"] == "large"]),
+            "speedup_compile_large": geomean([r["speedup_compile"] for r in correct if r["speedup_compile"] and r["shape_role"] == "large"]),
             "interpreted": any(r["interpreted"] for r in rows),
             "error": first_error,
         })

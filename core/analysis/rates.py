@@ -11,24 +11,18 @@ the same run, so a baseline is compared with the other baseline too (torch.compi
 
 from __future__ import annotations
 
-import math
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..hardware import HardwareProfile
-from ..pipeline import roofline_floor_us
+from ..pipeline import VERDICT_SEVERITY, geomean, roofline_floor_us
 from .dataset import ResultSet
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
 BASELINES = ("eager", "torch_compile")
 ATTEMPT_KEYS = ["hw", "backend", "method", "category", "task", "run_key"]
-
-
-def _geomean(values: Iterable[float]) -> float | None:
-    vals = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
-    return float(math.exp(sum(math.log(v) for v in vals) / len(vals))) if vals else None
 
 
 def _with_speedups(rows: pd.DataFrame) -> pd.DataFrame:
@@ -83,10 +77,10 @@ def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile], role
             correct=correct,
             hack=bool((g["verdict"] == "hack").any()),
             verdict=_worst(verdicts),
-            speedup_eager=_geomean(timed["vs_eager"]) if correct else None,
-            speedup_compile=_geomean(timed["vs_torch_compile"]) if correct else None,
-            efficiency=_geomean(timed["efficiency"]) if correct else None,
-            time_us=_geomean(timed["time_median_us"]) if correct else None,
+            speedup_eager=geomean(timed["vs_eager"]) if correct else None,
+            speedup_compile=geomean(timed["vs_torch_compile"]) if correct else None,
+            efficiency=geomean(timed["efficiency"]) if correct else None,
+            time_us=geomean(timed["time_median_us"]) if correct else None,
             flops=float(timed["flops"].mean()) if len(timed) else None,
             bytes=float(timed["bytes"].mean()) if len(timed) else None,
         )
@@ -94,11 +88,8 @@ def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile], role
     return pd.DataFrame(out)
 
 
-ORDER = ["hack", "compile_error", "crash", "timeout", "error", "incorrect", "missing", "not_run", "compiled", "correct"]
-
-
 def _worst(verdicts: set[str]) -> str:
-    return next((v for v in ORDER if v in verdicts), sorted(verdicts)[0])
+    return next((v for v in (*VERDICT_SEVERITY, "correct") if v in verdicts), sorted(verdicts)[0])
 
 
 def fast_p(attempts: pd.DataFrame, p: float, column: str = "speedup_eager") -> float:
@@ -118,8 +109,8 @@ def _rate_row(group: pd.DataFrame) -> dict[str, Any]:
         "compile": group["compiled"].mean(),
         "correct": group["correct"].mean(),
         "hack": group["hack"].mean(),
-        "geomean_vs_eager": _geomean(sp),
-        "geomean_vs_compile": _geomean(correct["speedup_compile"].dropna().astype(float)),
+        "geomean_vs_eager": geomean(sp),
+        "geomean_vs_compile": geomean(correct["speedup_compile"].dropna().astype(float)),
         "slower_than_eager": float((sp < 1).mean()) if len(sp) else None,
         "roofline_eff": float(np.median(correct["efficiency"].dropna())) if correct["efficiency"].notna().any() else None,
     }
