@@ -41,6 +41,7 @@ class RunOptions:
     timing: TimingSettings = field(default_factory=TimingSettings)
     limits: Limits = field(default_factory=Limits)
     resume: bool = False
+    timed: bool = True  # False: correctness only, nothing timed (rows say 'not_timed')
     log_dir: Path | None = None
 
     @property
@@ -52,7 +53,7 @@ class RunOptions:
                 "solutions": str(self.solutions.resolve()) if self.solutions else None,
                 "tasks": sorted(self.tasks), "categories": sorted(self.categories), "seeds": self.seeds,
                 "shape_roles": sorted(self.shape_roles),
-                "baselines": self.baselines, "timing": asdict(self.timing)}
+                "baselines": self.baselines, "timing": asdict(self.timing) if self.timed else None}
 
 
 @dataclass
@@ -304,6 +305,12 @@ class Runner:
         config = self.opt.config(hw.name)
         config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
         run = self.store.resumable_run(config_key) if self.opt.resume else None
+        latest = self.store.latest_run(config_key) if self.opt.resume and run is None else None
+        if latest is not None and latest.status == "finished":
+            # A second --resume after the run completed would otherwise start the same sweep again.
+            self.log(f"run {latest.id} with this configuration already finished; nothing to resume "
+                     "(leave out --resume for a new run)")
+            return {"run_id": latest.id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid]}
         if run is not None:
             run_id, seed = run.id, run.seed
             self.store.set_run_status(run_id, "running")
@@ -314,7 +321,7 @@ class Runner:
             seed = self.opt.seed if self.opt.seed is not None else secrets.randbits(31)
             env = environment.run_environment(probe)
             env["hw_profile"] = {"name": hw.name, "display_name": hw.display_name, "source": hw.source}
-            if hw.device == "cuda":
+            if hw.device == "cuda" and self.opt.timed:
                 env["launch_overhead_us"] = probe_device(limits, {"kind": "overhead", "hw": hw})
             env["candidate_contract"] = self.reg.backend(self.opt.backend).candidate_contract
             run_id = self.store.start_run(config_key, config, hw.name, self.opt.backend, self.opt.method_name,
@@ -347,10 +354,15 @@ class Runner:
             return _rows_for(unit, None, hw)
         job = {"kind": "evaluate", "task": unit.task, "backend": unit.backend, "hw": hw, "source": unit.source,
                "combos": unit.combos, "seeds": self.opt.seeds, "run_seed": seed, "timing": self.opt.timing,
-               "do_timing": True, "compile_only": bool(unit.compile_only)}
+               "do_timing": self.opt.timed, "compile_only": bool(unit.compile_only)}
         env = dict(unit.backend.worker_env(hw))
         outcome = run_worker(job, env, self.opt.limits, log_path)
-        return _rows_for(unit, outcome, hw)
+        rows = _rows_for(unit, outcome, hw)
+        if not self.opt.timed:
+            for r in rows:
+                if r["verdict"] == "correct" and r["perf_status"] == "not_run":
+                    r.update(perf_status="not_timed")
+        return rows
 
     def _add_speedups(self, run_id: int, unit: Unit, rows: list[dict[str, Any]]) -> None:
         base = self.store.baseline_times(run_id, unit.task.name)

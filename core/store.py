@@ -164,6 +164,10 @@ class Store:
             (config_key,)).fetchone()
         return self._run(row) if row else None
 
+    def latest_run(self, config_key: str) -> RunRecord | None:
+        row = self.db.execute("SELECT * FROM runs WHERE config_key=? ORDER BY id DESC LIMIT 1", (config_key,)).fetchone()
+        return self._run(row) if row else None
+
     # --- units and results -------------------------------------------------------------
     def finished_units(self, run_id: int) -> set[tuple[str, str, str]]:
         return {(r[0], r[1], r[2]) for r in self.db.execute("SELECT task, backend, method FROM units WHERE run_id=?", (run_id,))}

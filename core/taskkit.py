@@ -96,8 +96,14 @@ def strided_subsample(t: torch.Tensor, k: int) -> torch.Tensor:
     flat = t.flatten()
     if flat.numel() <= k:
         return flat
-    idx = torch.linspace(0, flat.numel() - 1, k, device=flat.device).round().long()
-    return flat[idx]
+    return flat[even_positions(flat.numel(), k, flat.device)]
+
+
+def even_positions(n: int, k: int, device=None) -> torch.Tensor:
+    """``k`` (>= 2) evenly spaced indices from 0 to n - 1 inclusive, in exact integer arithmetic.
+    Why not linspace: a float32 linspace over 2**27 positions rounds its last point up to n, which
+    indexed out of bounds on an H100 (normal_fill's large shape)."""
+    return torch.arange(k, dtype=torch.int64, device=device) * (n - 1) // max(k - 1, 1)
 
 
 def pearson(a: torch.Tensor, b: torch.Tensor, if_constant: float) -> float:

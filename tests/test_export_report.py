@@ -48,3 +48,30 @@ def test_export_jsonl_and_csv_with_filters(cli, h100_store, tmp_path):
 def test_export_unknown_run_is_bad_input(cli, h100_store):
     code, _, err = cli("export", "--store", h100_store, "--format", "csv", "--run", "99")
     assert code == 2 and "no run 99" in err
+
+
+CORPUS = Path(__file__).resolve().parent.parent / "reports" / "2026-11-22-h100-triton-corpus"
+
+
+def test_run_selection_belongs_to_the_store_before_it(cli, h100_store, tmp_path):
+    # corpus-3 holds a finished sweep (run 1) and a later, cut-off repeat of it (run 2).
+    corpus3 = tmp_path / "corpus-3.sqlite"
+    shutil.copy(CORPUS / "corpus-3.sqlite", corpus3)
+    code, out, err = cli("report", "--store", corpus3, "--run", "1", "--store", h100_store, "--no-run-detail")
+    assert code == 0, err
+    assert "| corpus-3#1 " in out and "| h100#1 " in out
+    assert "corpus-3#2" not in out
+    code, out, err = cli("report", "--store", corpus3, "--store", h100_store, "--no-run-detail")
+    assert code == 0, err
+    assert "corpus-3#2" in out  # without --run, every run of every store
+
+
+def test_report_restricted_to_tasks_names_runs_lacking_them(cli, h100_store, tmp_path):
+    sycl = Path(__file__).resolve().parent.parent / "reports" / "2026-11-22-h100-backends" / "sycl.sqlite"
+    code, out, err = cli("report", "--store", sycl, "--store", h100_store, "--task", "gelu,dropout", "--no-run-detail")
+    assert code == 0, err
+    assert "restricted to 2 task(s): dropout, gelu" in out
+    assert "run sycl#1 (interrupted) has no results for dropout" in out
+    assert "| cross_entropy" not in out.split("# Runs in detail")[0]
+    code, _, err = cli("report", "--store", h100_store, "--task", "no_such_task")
+    assert code == 2 and "no results for task(s) no_such_task" in err

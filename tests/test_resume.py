@@ -91,3 +91,10 @@ def test_resume_without_interrupted_run_starts_fresh(cli, store_path):
                          "--no-progress")
     assert code == 0
     assert [r.status for r in Store(store_path).runs()] == ["finished", "finished"]
+    # Resuming once the latest run of this configuration has finished repeats nothing.
+    code, out, err = cli("run", "--task", "gelu", "--baselines", "none", "--seeds", "1", "--store", store_path,
+                         "--no-progress", "--resume")
+    assert code == 0, err
+    assert "run 2 with this configuration already finished; nothing to resume" in out
+    assert "run 2 on" in out  # its summary is printed
+    assert [r.status for r in Store(store_path).runs()] == ["finished", "finished"]

@@ -69,3 +69,13 @@ def test_validator_catches_planted_bugs(tmp_path):
     text = "\n".join(v.problems)
     assert "does not depend on input[1]" in text
     assert "negative control 'zeros' was accepted" in text
+
+
+def test_even_positions_stay_in_bounds_at_large_sizes():
+    # The large random-fill shapes hold 2**27 values; a float32 linspace put the last index at n.
+    from mkbench.taskkit import even_positions
+    for n, k in ((2 ** 27, 2 ** 20), (2 ** 27 + 3, 2 ** 17), (10007, 4096), (5, 5)):
+        idx = even_positions(n, k)
+        assert idx[0] == 0 and idx[-1] == n - 1 and len(idx) == k
+        assert bool((idx[1:] > idx[:-1]).all())
+    assert torch.linspace(0, 2 ** 27 - 1, 2 ** 20).round().long()[-1] == 2 ** 27  # the bug this replaces

@@ -41,6 +41,21 @@ class ResultSet:
     rows: pd.DataFrame  # one row per (run, task, shape, dtype, backend, method)
     notes: list[str] = field(default_factory=list)
 
+    def only_tasks(self, names: list[str]) -> "ResultSet":
+        """The same runs, with rows of these tasks only (a run's other tasks drop out of every rate)."""
+        if not len(self.rows):
+            return self
+        unknown = sorted(set(names) - set(self.rows["task"]))
+        if unknown:
+            raise BadInput(f"no results for task(s) {', '.join(unknown)} in the selected runs")
+        kept = self.rows[self.rows["task"].isin(names)].reset_index(drop=True)
+        notes = [f"restricted to {len(names)} task(s): {', '.join(sorted(names))}"]
+        for run in self.runs:
+            absent = sorted(set(names) - set(kept.loc[kept["run_key"] == run.key, "task"]))
+            if absent:  # said, because the run's rates then stand on fewer tasks than the others'
+                notes.append(f"run {run.key} ({run.status}) has no results for {', '.join(absent)}")
+        return ResultSet(self.runs, kept, self.notes + notes)
+
     @property
     def hardware(self) -> list[str]:
         return sorted(self.rows["hw"].unique()) if len(self.rows) else []
@@ -55,23 +70,29 @@ def _label(path: Path, used: set[str]) -> str:
     return label
 
 
-def load_results(stores: list[Path], run_ids: list[int] | None = None, include_interrupted: bool = True) -> ResultSet:
-    """Rows of every run in ``stores`` (or of ``run_ids``, only with a single store)."""
+def load_results(stores: list[Path], run_ids: dict[int, list[int]] | list[int] | None = None,
+                 include_interrupted: bool = True) -> ResultSet:
+    """Rows of every run in ``stores``, or of the runs ``run_ids`` names: a list (one store), or a
+    map from a store's position in ``stores`` to its run ids (stores not in the map: every run)."""
     if not stores:
         raise BadInput("no results store given")
-    if run_ids and len(stores) > 1:
-        raise BadInput("--run selects runs of a single store; give one --store or none of --run")
+    if isinstance(run_ids, list):
+        if len(stores) > 1:
+            raise BadInput("a list of run ids selects runs of a single store")
+        run_ids = {0: run_ids}
+    run_ids = run_ids or {}
     runs: list[RunInfo] = []
     frames = []
     used: set[str] = set()
-    for path in stores:
+    for position, path in enumerate(stores):
         path = Path(path)
         if not path.exists():
             raise BadInput(f"no results store at {path}")
         store = Store(path)
         try:
             label = _label(path, used)
-            records = [store.run(r) for r in run_ids] if run_ids else store.runs()
+            wanted = run_ids.get(position)
+            records = [store.run(r) for r in wanted] if wanted else store.runs()
             for rec in records:
                 if rec.status != "finished" and not include_interrupted:
                     continue

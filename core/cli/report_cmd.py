@@ -3,6 +3,7 @@ more results stores, followed in Markdown by each run's own summary and detail."
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -26,9 +27,29 @@ def add_selection_args(p) -> None:
     p.add_argument("--store", type=Path, action="append", dest="stores",
                    help="results store (repeatable: results of several stores are merged, each run keeping its "
                         "environment; default $MKBENCH_STORE or mkbench.sqlite)")
-    p.add_argument("--run", type=int, action="append", dest="runs", help="run id in a single store (repeatable; default: every run)")
+    p.add_argument("--run", type=int, action=RunsOfStore, dest="runs",
+                   help="run id in the --store named just before it (repeatable; a store given without --run "
+                        "contributes every run)")
+    p.add_argument("--task", action="append", dest="tasks", default=[],
+                   help="only these tasks (repeatable, or comma-separated), e.g. the set every compared backend "
+                        "has a kernel for; by default a task without a candidate counts as a failed attempt")
     p.add_argument("--shape-role", action="append", dest="roles", choices=["small", "awkward", "large", "standard"],
                    help="shape roles whose times make the speedups (repeatable; default: large)")
+
+
+class RunsOfStore(argparse.Action):
+    """--run belongs to the --store before it, so that one report can take run 1 of one store and
+    every run of another; ``runs`` maps the store's position to its run ids."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        position = max(len(getattr(namespace, "stores", None) or []) - 1, 0)
+        runs = dict(getattr(namespace, self.dest, None) or {})
+        runs[position] = runs.get(position, []) + [value]
+        setattr(namespace, self.dest, runs)
+
+
+def runs_of(args, position: int) -> list[int] | None:
+    return (args.runs or {}).get(position)
 
 
 def stores_of(args) -> list[Path]:
@@ -42,7 +63,9 @@ def stores_of(args) -> list[Path]:
 def load(args):
     from ..analysis import load_results
     from ..plugins import build_registry
-    return load_results(stores_of(args), args.runs), build_registry().hardware
+    results = load_results(stores_of(args), args.runs)
+    tasks = [t.strip() for item in args.tasks for t in item.split(",") if t.strip()]
+    return (results.only_tasks(tasks) if tasks else results), build_registry().hardware
 
 
 def run(args) -> int:
@@ -54,7 +77,7 @@ def run(args) -> int:
             raise BadInput("--format json exports one store; use `mkbench export` per store")
         store = Store(stores[0])
         try:
-            run_ids = args.runs or [r.id for r in store.runs()]
+            run_ids = runs_of(args, 0) or [r.id for r in store.runs()]
             if not run_ids:
                 raise BadInput(f"{stores[0]} holds no runs")
             export_json(store, run_ids, args.output)
@@ -72,10 +95,10 @@ def run(args) -> int:
     text = doc.markdown(plots_dir, link_prefix=f"{plots_dir.name}/" if plots_dir else "")
     if not args.no_run_detail:
         text += "\n\n# Runs in detail\n\n"
-        for path in stores:
+        for position, path in enumerate(stores):
             store = Store(path)
             try:
-                ids = args.runs or [r.id for r in store.runs()]
+                ids = runs_of(args, position) or [r.id for r in store.runs()]
                 text += markdown_report(store, ids).replace("# mkbench report\n", f"Store `{path}`\n", 1)
             finally:
                 store.close()

@@ -32,6 +32,9 @@ def add_parser(sub) -> None:
     p.add_argument("--resume", action="store_true", help="continue the last interrupted run with the same configuration")
     p.add_argument("--json", type=Path, help="also write this run's results as JSON")
     p.add_argument("--time-budget-ms", type=float, default=1000.0, help="timing budget per shape, dtype and method")
+    p.add_argument("--no-timing", action="store_true",
+                   help="compile and check correctness only (perf status 'not_timed'): for correctness sweeps, "
+                        "which may then share a GPU, since no time is recorded")
     p.add_argument("--timer", choices=["events", "graph"], default="events",
                    help="GPU timing: an event pair per call (default), or CUDA-graph replays of each call")
     p.add_argument("--timeout-compile", type=float, default=300.0, help="seconds allowed to compile a candidate")
@@ -56,7 +59,7 @@ def run(args) -> int:
         categories=args.categories, shape_roles=args.shape_roles, seeds=args.seeds, seed=args.seed, baselines=baselines,
         timing=TimingSettings(budget_ms=args.time_budget_ms, mode=args.timer),
         limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
-        resume=args.resume,
+        resume=args.resume, timed=not args.no_timing,
     )
     registry.backend(options.backend)  # fail on an unknown name before probing the device
     store = Store(args.store)

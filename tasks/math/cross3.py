@@ -2,8 +2,10 @@
 
 Contract: the default allclose against the float64 cross product of the same (rounded) inputs.
 10% of the pairs are nearly parallel (b = k a + 1e-3 noise), where each component is a difference
-of nearly equal products: a float32 kernel's error there is ~u |a| |b| (with or without FMA),
-about 1e-7 of the rms output, far inside atol = 1e-5 x rms; computing in bfloat16 is not.
+of nearly equal products: a float32 kernel's error there is up to ~2u max|a_i b_j| (with or without
+FMA). Those pairs are built from a clamped to [-8, 8], so that bound stays under 2u x 128 = 1.5e-5,
+inside atol = 1e-5 x rms (rms ~2.8); computing in bfloat16 is not. (Built from the unclamped
+outliers, a correct float32 kernel on an H100 missed by 3.5e-5 on one of 50M elements.)
 The [N, 3] layout (stride 3, no alignment to 16 bytes) is the one particle and geometry codes use.
 """
 
@@ -26,7 +28,7 @@ def make_inputs(shape, dtype, gen):
     a = randn(gen, (n, 3), torch.float32, scale=2.0, offset=0.1, outliers=1e-3, outlier_scale=10.0)
     b = randn(gen, (n, 3), torch.float32, scale=1.0, offset=-0.2, outliers=1e-3, outlier_scale=10.0)
     k = uniform(gen, (n, 1), torch.float32, -2.0, 2.0)
-    near_parallel = k * a + randn(gen, (n, 3), torch.float32, scale=1e-3)
+    near_parallel = k * a.clamp(-8.0, 8.0) + randn(gen, (n, 3), torch.float32, scale=1e-3)
     pick = uniform(gen, (n, 1), torch.float32, 0.0, 1.0) < 0.1
     b = torch.where(pick, near_parallel, b)
     return (a.to(dtype), b.to(dtype))

@@ -32,7 +32,9 @@ def _int8_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
         k_ok = (k0 + offs_k) < K
         a = tl.load(a_ptrs, mask=mask_m[:, None] & k_ok[None, :], other=0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & mask_n[None, :], other=0)
-        acc = tl.dot(a, b, acc)
+        # out_dtype named and the sum taken outside the dot: Triton 3.6's tl.dot(a, b, acc) with an int32
+        # accumulator asserts at GPU compile time (triton-lang/triton#10341, #5669); the interpreter accepts it.
+        acc += tl.dot(a, b, out_dtype=tl.int32)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
