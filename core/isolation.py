@@ -1,9 +1,13 @@
 """Spawning and supervising one worker process.
 
-The worker reports over a one-way pipe; the parent enforces a deadline that restarts at every
-message with the limit of the step in progress. A worker that exits without saying "done" crashed
-(its exit code or signal and the tail of its log say how); one that misses a deadline is killed
-and timed out. Either way only that worker's unit is affected.
+A worker is spawned with its environment, imports torch, then waits for its one job on a second
+pipe, so the pipeline can start the next unit's worker as soon as the current unit's job is
+handed over: the import (seconds per unit on a GPU machine) overlaps with the current unit's
+compile and correctness steps instead of adding to the run. Each worker still serves exactly one
+job. The worker reports over a one-way pipe; the parent enforces a deadline that restarts at
+every message with the limit of the step in progress. A worker that exits without saying "done"
+crashed (its exit code or signal and the tail of its log say how); one that misses a deadline is
+killed and timed out. Either way only that worker's unit is affected.
 """
 
 from __future__ import annotations
@@ -64,16 +68,47 @@ def _tail(path: Path | None, n: int = 1500) -> str:
     return data.decode("utf-8", "replace").strip()
 
 
+class StartedWorker:
+    """A spawned worker with its environment set and torch imported, waiting for one job."""
+
+    def __init__(self, env: dict[str, str]):
+        ctx = multiprocessing.get_context("spawn")
+        self.env = dict(env)
+        self.recv, send = ctx.Pipe(duplex=False)
+        jobs_recv, self.jobs = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=worker.entry, args=(send, jobs_recv, self.env), daemon=True)
+        self.proc.start()
+        send.close()  # the parent keeps only the reading end, so EOF means the worker is gone
+        jobs_recv.close()
+
+    def discard(self) -> None:
+        """Stop a worker that will not get a job (end of run, or a unit needing another environment)."""
+        for conn in (self.jobs, self.recv):
+            conn.close()
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(10)
+
+
 def run_worker(job: dict, env: dict[str, str], limits: Limits, log_path: Path | None = None,
-               on_message: Callable[[dict], None] | None = None) -> WorkerOutcome:
-    ctx = multiprocessing.get_context("spawn")
-    recv, send = ctx.Pipe(duplex=False)
-    payload = pickle.dumps(job)
+               on_message: Callable[[dict], None] | None = None, started: StartedWorker | None = None,
+               on_started: Callable[[], None] | None = None) -> WorkerOutcome:
+    """Run ``job`` in ``started`` (when it has this environment and is alive) or in a new worker;
+    ``on_started`` is called once the job is handed over (the pipeline starts the next worker there)."""
+    if started is not None and (started.env != dict(env) or not started.proc.is_alive()):
+        started.discard()
+        started = None
+    w = started or StartedWorker(env)
+    proc, recv = w.proc, w.recv
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
-    proc = ctx.Process(target=worker.entry, args=(send, env, payload, str(log_path) if log_path else None), daemon=True)
-    proc.start()
-    send.close()  # the parent keeps only the reading end, so EOF means the worker is gone
+    try:
+        w.jobs.send((pickle.dumps(job), str(log_path) if log_path else None))
+    except (BrokenPipeError, OSError):
+        pass  # it died while importing: judged below by its exit, like any crash
+    w.jobs.close()
+    if on_started:
+        on_started()
     out = WorkerOutcome()
     deadline = time.monotonic() + limits.start
     try:

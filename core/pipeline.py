@@ -16,7 +16,7 @@ from .backend import Backend
 from .candidate import source_hash
 from .errors import BadInput
 from .hardware import HardwareProfile, resolve_profile
-from .isolation import Limits, WorkerOutcome, run_worker
+from .isolation import Limits, StartedWorker, WorkerOutcome, run_worker
 from .registry import Registry
 from .store import Store
 from .task import DTYPES, Task
@@ -42,6 +42,7 @@ class RunOptions:
     limits: Limits = field(default_factory=Limits)
     resume: bool = False
     timed: bool = True  # False: correctness only, nothing timed (rows say 'not_timed')
+    prestart: bool = True  # spawn the next unit's worker while the current one runs
     log_dir: Path | None = None
 
     @property
@@ -330,6 +331,8 @@ class Runner:
         done = self.store.finished_units(run_id)
         log_dir = self.opt.log_dir or self.store.path.parent / f"{self.store.path.stem}-logs"
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        todo = [u for u in units if (u.task.name, u.backend.name, u.method) not in done and _needs_worker(u)]
+        self._spare, self._upcoming = None, iter(todo[1:])
         try:
             for i, unit in enumerate(units):
                 key = (unit.task.name, unit.backend.name, unit.method)
@@ -345,24 +348,33 @@ class Runner:
             raise
         finally:
             signal.signal(signal.SIGTERM, previous)
+            if self._spare is not None:
+                self._spare.discard()
         self.store.set_run_status(run_id, "finished", {"gpu_state_at_end": environment.gpu_state()})
         invalid = [u for u in units if u.invalid]
         return {"run_id": run_id, "hw": hw, "units": units, "invalid": invalid}
 
     def _evaluate(self, unit: Unit, hw: HardwareProfile, seed: int, log_path: Path) -> list[dict[str, Any]]:
-        if unit.missing or unit.invalid or not unit.combos:
+        if not _needs_worker(unit):
             return _rows_for(unit, None, hw)
         job = {"kind": "evaluate", "task": unit.task, "backend": unit.backend, "hw": hw, "source": unit.source,
                "combos": unit.combos, "seeds": self.opt.seeds, "run_seed": seed, "timing": self.opt.timing,
                "do_timing": self.opt.timed, "compile_only": bool(unit.compile_only)}
         env = dict(unit.backend.worker_env(hw))
-        outcome = run_worker(job, env, self.opt.limits, log_path)
+        spare, self._spare = self._spare, None
+        outcome = run_worker(job, env, self.opt.limits, log_path, started=spare, on_started=lambda: self._start_next(hw))
         rows = _rows_for(unit, outcome, hw)
         if not self.opt.timed:
             for r in rows:
                 if r["verdict"] == "correct" and r["perf_status"] == "not_run":
                     r.update(perf_status="not_timed")
         return rows
+
+    def _start_next(self, hw: HardwareProfile) -> None:
+        """Spawn the next unit's worker now, so that its imports overlap with this unit's work."""
+        nxt = next(self._upcoming, None)
+        if nxt is not None and self.opt.prestart:
+            self._spare = StartedWorker(dict(nxt.backend.worker_env(hw)))
 
     def _add_speedups(self, run_id: int, unit: Unit, rows: list[dict[str, Any]]) -> None:
         base = self.store.baseline_times(run_id, unit.task.name)
@@ -378,6 +390,10 @@ class Runner:
                     t = base.get((method, r["shape"], r["dtype"]))
                     if t:
                         r[column] = t / r["time_median_us"]
+
+
+def _needs_worker(unit: Unit) -> bool:
+    return not (unit.missing or unit.invalid or not unit.combos)
 
 
 def _raise_interrupt(signum, frame):

@@ -1,7 +1,7 @@
 """Code that runs inside a spawned worker process.
 
-The parent sends the job as pickled bytes and an environment; the worker sets the environment
-first (Triton reads TRITON_INTERPRET at import), then unpickles and evaluates, reporting each step
+The worker is spawned with an environment, which it sets first (Triton reads TRITON_INTERPRET at
+import), imports torch, then receives the job as pickled bytes, unpickles and evaluates it, reporting each step
 as a small dict over a one-way pipe. The parent owns all verdicts: a worker that dies or stalls is
 judged by what it did not report.
 """
@@ -25,8 +25,17 @@ def _short(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
 
 
-def entry(conn, env: dict[str, str], payload: bytes, log_path: str | None) -> None:
-    os.environ.update(env)
+def entry(conn, jobs, env: dict[str, str]) -> None:
+    os.environ.update(env)  # first: Triton reads TRITON_INTERPRET at import
+    try:
+        import torch  # noqa: F401  (the slow import, done while the worker waits for its job)
+    except Exception:
+        pass  # the job itself will report what is missing
+    try:
+        payload, log_path = jobs.recv()
+    except (EOFError, OSError):
+        os._exit(0)  # discarded before it got a job
+    jobs.close()
     if log_path:
         # Candidates print; their output goes to the unit's log, whose tail explains crashes.
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

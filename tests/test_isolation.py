@@ -114,3 +114,20 @@ def test_illegal_address_is_isolated(tmp_path, cli, store_path):
     verdicts, _ = _verdicts(store_path, "d")
     assert verdicts["gelu"] & {"error", "crash"} and "correct" not in verdicts["gelu"]
     assert verdicts["quantize_int8_rowwise"] == {"correct"}
+
+
+def test_prestarted_worker_serves_only_a_job_for_its_own_environment():
+    from mkbench.isolation import Limits, StartedWorker, run_worker
+
+    job = {"kind": "probe"}
+    same = StartedWorker({"MKBENCH_PRESTART_TEST": "a"})
+    handed = []
+    out = run_worker(job, {"MKBENCH_PRESTART_TEST": "a"}, Limits(), started=same, on_started=lambda: handed.append(1))
+    assert out.finished and handed == [1]
+    same.proc.join(10)
+    assert same.proc.exitcode == 0  # it ran the job and exited normally
+
+    other = StartedWorker({"MKBENCH_PRESTART_TEST": "a"})
+    out = run_worker(job, {"MKBENCH_PRESTART_TEST": "b"}, Limits(), started=other)
+    assert out.finished  # served by a fresh worker with the right environment
+    assert other.proc.exitcode not in (None, 0)  # the mismatched one was stopped, never given the job
