@@ -36,20 +36,32 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def repeatability(a: str, b: str) -> dict:
+    """|log(speedup_a / speedup_b)| across rows (task, shape, dtype) and across tasks (each task's
+    geometric-mean speedup over the rows both runs timed), for all shapes and for large shapes only."""
     ra, rb = _rows(a), _rows(b)
     out = {}
-    for label, keep in (("all shapes", lambda k: True), ("large shapes", lambda k: k[1] == "large")):
-        diffs = [abs(math.log(ra[k]["speedup_eager"] / rb[k]["speedup_eager"]))
-                 for k in ra if k in rb and keep(k) and ra[k]["speedup_eager"] and rb[k]["speedup_eager"]]
-        times = [abs(math.log(ra[k]["time_median_us"] / rb[k]["time_median_us"])) for k in ra if k in rb and keep(k)]
-        if diffs:
-            out[label] = {"rows": len(diffs), "speedup_median_abs_log_ratio": statistics.median(diffs),
-                          "speedup_p95_abs_log_ratio": _percentile(diffs, 0.95),
-                          "time_median_abs_log_ratio": statistics.median(times), "time_p95_abs_log_ratio": _percentile(times, 0.95)}
+    for label, keep in (("all shapes", lambda k: True), ("large shapes", lambda k: ra[k]["shape_role"] == "large")):
+        both = [k for k in ra if k in rb and keep(k) and ra[k]["speedup_eager"] and rb[k]["speedup_eager"]]
+        if not both:
+            continue
+        diffs = [math.log(ra[k]["speedup_eager"] / rb[k]["speedup_eager"]) for k in both]
+        times = [abs(math.log(ra[k]["time_median_us"] / rb[k]["time_median_us"])) for k in both]
+        per_task: dict[str, list[float]] = {}
+        for k, d in zip(both, diffs):
+            per_task.setdefault(k[0], []).append(d)
+        # the mean of log ratios is the log ratio of the two runs' geometric-mean speedups
+        task_diffs = [abs(statistics.fmean(v)) for v in per_task.values()]
+        diffs = [abs(d) for d in diffs]
+        out[label] = {"rows": len(diffs), "tasks": len(task_diffs),
+                      "task_speedup_median_abs_log_ratio": statistics.median(task_diffs),
+                      "task_speedup_p95_abs_log_ratio": _percentile(task_diffs, 0.95),
+                      "speedup_median_abs_log_ratio": statistics.median(diffs),
+                      "speedup_p95_abs_log_ratio": _percentile(diffs, 0.95),
+                      "time_median_abs_log_ratio": statistics.median(times), "time_p95_abs_log_ratio": _percentile(times, 0.95)}
     return out
 
 
-def _reference_setup(task_name: str, dtype: str):
+def _reference_setup(task_name: str, dtype: str, device: str = "cuda", role: str = "large"):
     import torch
     from .candidate import load_python_candidate
     from .plugins import build_registry
@@ -58,9 +70,9 @@ def _reference_setup(task_name: str, dtype: str):
     task = reg.task(task_name)
     backend = reg.backend("triton")
     fn = load_python_candidate(backend.reference_dir() / task.category / f"{task.name}.py", task.name)
-    shape = next(s for s in task.shapes if s.role == "large")
-    gen = torch.Generator(device="cuda").manual_seed(1)
-    inputs = task.make_inputs(shape, DTYPES[dtype], gen)
+    shape = next(s for s in task.shapes if s.role == role)
+    gen = torch.Generator(device=device).manual_seed(1)
+    inputs = tuple(v.to(device) if isinstance(v, torch.Tensor) else v for v in task.make_inputs(shape, DTYPES[dtype], gen))
     return fn, inputs
 
 
@@ -77,6 +89,25 @@ def ncu_target(task_name: str, dtype: str) -> None:
     torch.cuda.cudart().cudaProfilerStop()
 
 
+_UNIT_US = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3, "second": 1e6, "s": 1e6}
+
+
+def ncu_durations_us(stdout: str) -> list[float]:
+    """Every profiled kernel's gpu__time_duration in microseconds, from ``ncu --csv`` output
+    (which starts with ==PROF== lines and the target's own prints before the CSV header)."""
+    start = stdout.find('"ID"')
+    if start < 0:
+        return []
+    out = []
+    for rec in csv.DictReader(io.StringIO(stdout[start:])):
+        if rec.get("Metric Name") == "gpu__time_duration.sum":
+            unit = rec.get("Metric Unit") or "nsecond"
+            if unit not in _UNIT_US:
+                raise ValueError(f"ncu reported gpu__time_duration in an unknown unit {unit!r}")
+            out.append(float(rec["Metric Value"].replace(",", "")) * _UNIT_US[unit])
+    return out
+
+
 def ncu(store_path: str, targets: list[str]) -> list[dict]:
     rows = _rows(store_path)
     out = []
@@ -86,13 +117,7 @@ def ncu(store_path: str, targets: list[str]) -> list[dict]:
                "--clock-control", "none", "--cache-control", "all", sys.executable, "-m", "mkbench.harness_bench",
                "ncu-target", task, dtype]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-        text = proc.stdout[proc.stdout.find('"ID"'):] if '"ID"' in proc.stdout else ""
-        durations = []
-        for rec in csv.DictReader(io.StringIO(text)):
-            if rec.get("Metric Name") == "gpu__time_duration.sum":
-                value = float(rec["Metric Value"].replace(",", ""))
-                unit = rec.get("Metric Unit", "nsecond")
-                durations.append(value * {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}.get(unit, 1e-3))
+        durations = ncu_durations_us(proc.stdout)
         mk = rows.get((task, "large", dtype, "reference"))
         entry = {"task": task, "dtype": dtype, "kernels_profiled": len(durations),
                  "mkbench_median_us": mk["time_median_us"] if mk else None}
@@ -134,15 +159,17 @@ def copy_bandwidth(store_path: str, targets: list[str]) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    cmd, *rest = argv
+    cmd, *rest = argv or ["help"]
     if cmd == "repeatability":
         print(json.dumps(repeatability(rest[0], rest[1]), indent=1))
     elif cmd == "ncu-target":
         ncu_target(rest[0], rest[1])
     elif cmd == "ncu":
-        result = ncu(rest[0], rest[2:])
-        Path(rest[1]).write_text(json.dumps(result, indent=1))
-        print(json.dumps(result, indent=1))
+        result = []
+        for target in rest[2:]:  # written after each target, so a stage cut off by its time limit keeps what it measured
+            result += ncu(rest[0], [target])
+            Path(rest[1]).write_text(json.dumps(result, indent=1))
+            print(json.dumps(result[-1]), flush=True)
     elif cmd == "copy":
         result = copy_bandwidth(rest[0], rest[2:])
         Path(rest[1]).write_text(json.dumps(result, indent=1))
