@@ -154,10 +154,6 @@ class Store:
     def runs(self) -> list[RunRecord]:
         return [self._run(r) for r in self.db.execute("SELECT * FROM runs ORDER BY id")]
 
-    def latest_run(self) -> RunRecord | None:
-        row = self.db.execute("SELECT * FROM runs ORDER BY id DESC LIMIT 1").fetchone()
-        return self._run(row) if row else None
-
     def resumable_run(self, config_key: str) -> RunRecord | None:
         row = self.db.execute(
             "SELECT * FROM runs WHERE config_key=? AND status IN ('running', 'interrupted') ORDER BY id DESC LIMIT 1",
