@@ -149,7 +149,9 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None, hw: HardwareProfile | N
                          time_stderr_us=t["stderr_us"], time_min_us=t["min_us"], time_n=t["n"], timer=t["timer"],
                          interpreted=int(t["interpreted"]))
                 r["extra"].update(l2_flush_bytes=t.get("l2_flush_bytes"), l2_persist_reset=t.get("l2_persist_reset"), rse=t.get("rse"),
-                                  host_median_us=t.get("host_median_us"))
+                                  host_median_us=t.get("host_median_us"), launch_bound_median_us=t.get("launch_bound_median_us"),
+                                  run_ahead_us=t.get("run_ahead_us"), run_ahead_dropped=t.get("run_ahead_dropped"),
+                                  host_bound_samples=t.get("host_bound_samples"))
                 if msg.get("hack"):
                     r.update(verdict="hack", perf_status="hack", error=msg["hack"])
         elif kind == "fatal":
@@ -360,7 +362,7 @@ class Runner:
         job = {"kind": "evaluate", "task": unit.task, "backend": unit.backend, "hw": hw, "source": unit.source,
                "combos": unit.combos, "seeds": self.opt.seeds, "run_seed": seed, "timing": self.opt.timing,
                "do_timing": self.opt.timed, "compile_only": bool(unit.compile_only)}
-        env = dict(unit.backend.worker_env(hw))
+        env = worker_env(unit.backend, hw)
         spare, self._spare = self._spare, None
         outcome = run_worker(job, env, self.opt.limits, log_path, started=spare, on_started=lambda: self._start_next(hw))
         rows = _rows_for(unit, outcome, hw)
@@ -374,7 +376,7 @@ class Runner:
         """Spawn the next unit's worker now, so that its imports overlap with this unit's work."""
         nxt = next(self._upcoming, None)
         if nxt is not None and self.opt.prestart:
-            self._spare = StartedWorker(dict(nxt.backend.worker_env(hw)))
+            self._spare = StartedWorker(worker_env(nxt.backend, hw))
 
     def _add_speedups(self, run_id: int, unit: Unit, rows: list[dict[str, Any]]) -> None:
         base = self.store.baseline_times(run_id, unit.task.name)
@@ -390,6 +392,15 @@ class Runner:
                     t = base.get((method, r["shape"], r["dtype"]))
                     if t:
                         r[column] = t / r["time_median_us"]
+
+
+def worker_env(backend, hw: HardwareProfile) -> dict[str, str]:
+    """The backend's worker environment, on a GPU with Triton's interpreter off unless it says otherwise:
+    workers inherit the parent's environment, and a TRITON_INTERPRET=1 left there (a CPU test session,
+    a user's shell) would otherwise run Triton references and torch.compile's kernels interpreted."""
+    env = {} if hw.device == "cpu" else {"TRITON_INTERPRET": "0"}
+    env.update(backend.worker_env(hw))
+    return env
 
 
 def _needs_worker(unit: Unit) -> bool:

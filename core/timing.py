@@ -1,9 +1,13 @@
 """Timing of one callable over a rotating pool of input sets.
 
 On a GPU: warm-up outside the numbers, the L2 flushed (a buffer of at least twice the L2 zeroed)
-and persisting L2 lines reset before every call, one CUDA event pair per call, repetitions until
-the relative standard error of the mean is under the target or the budget is spent, never fewer
-than ``min_samples``. On a CPU the same loop runs with ``perf_counter``.
+and persisting L2 lines reset before every call, the GPU kept busy for a measured while after the
+flush so the whole call is enqueued before the timed span starts (``RunAhead``: the events then
+see device time, as ncu's gpu__time_duration does, not the host's launch path), one CUDA event pair
+per call, repetitions until the relative standard error of the mean is under the target or the
+budget is spent, never fewer than ``min_samples``. A few unspun calls after the samples give the
+time a caller waits per call and the wall-clock cross-check. On a CPU the same loop runs with
+``perf_counter``.
 """
 
 from __future__ import annotations
@@ -25,14 +29,16 @@ if TYPE_CHECKING:
 class TimingSettings:
     warmup_ms: float = 25.0
     budget_ms: float = 1000.0
-    min_samples: int = 10
+    min_samples: int = 20
     max_samples: int = 5000
     target_rse: float = 0.01
     pool_size: int = 3
-    # "events": one event pair around each Python call (launch overhead included where the GPU
-    # waits for the host); "graph": each call captured once in a CUDA graph, replays timed
-    # (small kernels: the launch path of the candidate's host code drops out)
+    # "events": one event pair around each Python call; "graph": each call captured once in a CUDA
+    # graph, replays timed (the candidate's host code runs once, at capture)
     mode: str = "events"
+    # spin the GPU before each timed call so the events see device time only (see RunAhead);
+    # off to measure what a caller waits per call, launch overhead included
+    run_ahead: bool = True
 
 
 @dataclass
@@ -50,6 +56,12 @@ class Timing:
     # median wall-clock from just before the start event to the end of a device-wide sync: a
     # cross-check that sees work on other streams or threads, which the events do not
     host_median_us: float | None = None
+    # CUDA only: the event time of the unspun calls (launch gaps included), the final spin length,
+    # samples dropped while it grew, and samples kept at its cap (a candidate that blocks the host)
+    launch_bound_median_us: float | None = None
+    run_ahead_us: float | None = None
+    run_ahead_dropped: int = 0
+    host_bound_samples: int = 0
 
     @property
     def rse(self) -> float:
@@ -123,6 +135,59 @@ def _keep_going(samples: list[float], spent_ms: float, s: TimingSettings) -> boo
     return spent_ms < s.budget_ms and _rse(samples) > s.target_rse
 
 
+class RunAhead:
+    """How long the GPU spins after the L2 flush and before the start event.
+
+    Without it the events bracket whatever the GPU waits for: a candidate whose Python (argument
+    packing, grid computation, Triton's launcher) takes longer to enqueue than the flush takes to
+    run leaves the GPU idle inside the timed span, and its time becomes host time, different from
+    run to run (seen on an H100: Triton references 6-60% above ncu's gpu__time_duration, two runs of
+    the same set 8% apart at the median). With the spin in front, the whole call is enqueued
+    before the GPU reaches the start event, so the events see device work only.
+
+    A sample is starved when the spin had already finished by the time the host was done
+    enqueueing (a marker event after the spin is complete): it is dropped and the spin doubled.
+    At the cap (a candidate that blocks the host, e.g. synchronises inside) samples are kept and
+    counted as host-bound.
+    """
+
+    def __init__(self, delay_us: float = 50.0, cap_us: float = 20000.0):
+        self.delay_us, self.cap_us = delay_us, cap_us
+        self.dropped = 0
+        self.host_bound = 0
+
+    def observe(self, starved: bool) -> bool:
+        """Whether the sample just taken counts."""
+        if not starved:
+            return True
+        if self.delay_us >= self.cap_us:
+            self.host_bound += 1
+            return True
+        self.delay_us = min(2 * self.delay_us, self.cap_us)
+        self.dropped += 1
+        return False
+
+
+_spin_cycles_per_us: float | None = None
+
+
+def _spin_rate() -> float:
+    """Clock cycles of torch.cuda._sleep per microsecond, measured once per process."""
+    global _spin_cycles_per_us
+    if _spin_cycles_per_us is None:
+        import torch
+        cycles, times = 200_000, []
+        for _ in range(5):
+            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            a.record()
+            torch.cuda._sleep(cycles)
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b) * 1000.0)
+        _spin_cycles_per_us = cycles / max(statistics.median(times[1:]), 1e-3)
+    return _spin_cycles_per_us
+
+
 def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timing:
     import torch
 
@@ -130,40 +195,57 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
     l2 = max(int(getattr(props, "L2_cache_size", 0) or 0), int(hw.l2_cache_mb * 2**20))
     flush = torch.empty(max(2 * l2, 2**20) // 4, dtype=torch.int32, device="cuda")
     persist_reset = _reset_persisting_l2()
+    ahead = RunAhead() if s.run_ahead else None
+    rate = _spin_rate() if ahead else 0.0
 
-    host: list[float] = []
     calls = [lambda a=a: call(a) for a in arg_sets]
     if s.mode == "graph":
         calls = _capture_graphs(calls)
 
-    def one(i: int) -> float:
+    def one(i: int, spin: bool = True) -> tuple[float, float, bool]:
+        """(event time, wall-clock until a device-wide sync, whether the sample counts)"""
         run = calls[i % len(calls)]
         flush.zero_()
         if persist_reset:
             _reset_persisting_l2()
+        marker = None
+        if ahead and spin:
+            torch.cuda._sleep(int(ahead.delay_us * rate))
+            marker = torch.cuda.Event()
+            marker.record()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         t0 = time.perf_counter()
         start.record()
         run()
         end.record()
+        starved = marker is not None and marker.query()
         torch.cuda.synchronize()  # device-wide: waits for every stream, not just the timed one
-        host.append((time.perf_counter() - t0) * 1e6)
-        return start.elapsed_time(end) * 1000.0
+        wall = (time.perf_counter() - t0) * 1e6
+        keep = ahead.observe(starved) if marker is not None else True
+        return start.elapsed_time(end) * 1000.0, wall, keep
 
     torch.cuda.synchronize()
     t0, i = time.perf_counter(), 0
     while (time.perf_counter() - t0) * 1000 < s.warmup_ms or i < 2:
-        one(i)
+        one(i)  # also lets the run-ahead find its length
         i += 1
     samples: list[float] = []
     t0 = time.perf_counter()
     while _keep_going(samples, (time.perf_counter() - t0) * 1000, s):
-        samples.append(one(len(samples)))
+        us, _, keep = one(len(samples))
+        if keep:
+            samples.append(us)
+    # The cross-check against hidden work and the time a caller sees per call: calls as a user
+    # makes them, no spin in front (the wall-clock from just before the start event to the end of
+    # a device-wide sync; the event span including any wait for the host).
+    plain = [one(k, spin=False) for k in range(max(5, min(s.min_samples, 20)))]
     torch.cuda.synchronize()
-    host_timed = host[-len(samples):]
+    extra = dict(host_median_us=statistics.median(w for _, w, _ in plain),
+                 launch_bound_median_us=statistics.median(us for us, _, _ in plain))
+    if ahead:
+        extra.update(run_ahead_us=ahead.delay_us, run_ahead_dropped=ahead.dropped, host_bound_samples=ahead.host_bound)
     return summarize(samples, timer="cuda_graph" if s.mode == "graph" else "cuda_event", interpreted=interpreted,
-                     l2_flush_bytes=flush.numel() * 4, l2_persist_reset=persist_reset,
-                     host_median_us=statistics.median(host_timed) if host_timed else None)
+                     l2_flush_bytes=flush.numel() * 4, l2_persist_reset=persist_reset, **extra)
 
 
 def _capture_graphs(calls):
@@ -191,7 +273,8 @@ def measure_launch_overhead(hw: "HardwareProfile") -> dict[str, float]:
     event harness as every candidate: the floor under which no per-call time can fall."""
     import torch
     from . import _empty_kernel
-    settings = TimingSettings(budget_ms=200, min_samples=50, target_rse=0.0)
+    # no run-ahead: the point is the time a caller waits for a launch, not the kernel's device time
+    settings = TimingSettings(budget_ms=200, min_samples=50, target_rse=0.0, run_ahead=False)
     x = torch.empty(1, device="cuda")
     out = {"torch_op_us": time_callable(lambda a: a[0].add_(0), [(x,)], hw, settings).median_us}
     try:

@@ -374,7 +374,8 @@ def test_entry_point_forms(tmp_path, monkeypatch):
 def test_references_pass_on_gpu(tmp_path, cli):
     code, out, err = cli("run", "--backend", "cuda", "--hw", "auto", "--shape-role", "small", "--shape-role", "awkward",
                          "--baselines", "none", "--seeds", "1", "--time-budget-ms", "50", "--store", tmp_path / "r.sqlite",
-                         "--json", tmp_path / "r.json", "--no-progress")
+                         "--json", tmp_path / "r.json", "--no-progress",
+                         *[a for t in TASKS for a in ("--task", t.split("/")[1])])  # the rest would be "missing"
     assert code == 0, err
     rows = _rows(tmp_path / "r.json")
     assert {r["task"] for r in rows} == {t.split("/")[1] for t in TASKS}

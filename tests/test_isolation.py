@@ -111,9 +111,10 @@ def test_illegal_address_is_isolated(tmp_path, cli, store_path):
                                      "random/dropout.py": CANDIDATES["identity"]})
     code, _, err = _run(cli, sol, "d", store_path)
     assert code == 0, err
-    verdicts, _ = _verdicts(store_path, "d")
+    verdicts, rows = _verdicts(store_path, "d")
     assert verdicts["gelu"] & {"error", "crash"} and "correct" not in verdicts["gelu"]
-    assert verdicts["quantize_int8_rowwise"] == {"correct"}
+    assert verdicts["quantize_int8_rowwise"] == {"correct"}, \
+        [(r["shape"], r["dtype"], r["verdict"], r["error"]) for r in rows if r["task"] == "quantize_int8_rowwise"]
 
 
 def test_prestarted_worker_serves_only_a_job_for_its_own_environment():
@@ -131,3 +132,15 @@ def test_prestarted_worker_serves_only_a_job_for_its_own_environment():
     out = run_worker(job, {"MKBENCH_PRESTART_TEST": "b"}, Limits(), started=other)
     assert out.finished  # served by a fresh worker with the right environment
     assert other.proc.exitcode not in (None, 0)  # the mismatched one was stopped, never given the job
+
+
+def test_gpu_workers_never_inherit_the_triton_interpreter(monkeypatch):
+    # conftest sets TRITON_INTERPRET=1 for this process; on a GPU that must not reach any worker
+    # (it once ran the Triton references of the illegal-address test above interpreted on an H100)
+    from mkbench.pipeline import worker_env
+    from mkbench.plugins import build_registry
+    reg = build_registry()
+    for name in ("triton", "eager", "torch_compile"):
+        backend = reg.backends[name]
+        assert worker_env(backend, reg.hardware["h100"])["TRITON_INTERPRET"] == "0", name
+    assert worker_env(reg.backends["triton"], reg.hardware["cpu"])["TRITON_INTERPRET"] == "1"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mkbench.backend import Backend, LaunchCounter
 from mkbench.candidate import ENTRY_POINT, load_python_candidate, static_entry_problem
-from mkbench.errors import Unavailable
+from mkbench.errors import CompileError, Unavailable
 from mkbench.hookspecs import hookimpl
 
 
@@ -21,7 +21,9 @@ class TritonBackend(Backend):
         "as positional arguments: torch tensors already on the device (CPU tensors under the interpreter) "
         "and Python scalars. It launches @triton.jit kernels and returns the output tensor, or a tuple of "
         "them in the reference's order, with the reference's shapes and dtypes; it must not modify its "
-        "inputs. Allocation (torch.empty and friends) is allowed; computing the result with torch ops is not."
+        "inputs. Allocation (torch.empty and friends) is allowed; computing the result with torch ops is not. "
+        "Under the interpreter, a @triton.jit function reading a module global that is not a tl.constexpr "
+        "is a compile error, as it is for the GPU compiler."
     )
 
     def availability(self, hw):
@@ -31,7 +33,9 @@ class TritonBackend(Backend):
             raise Unavailable(f"Triton targets NVIDIA and AMD GPUs, not {hw.vendor}")
 
     def worker_env(self, hw):
-        return {"TRITON_INTERPRET": "1"} if hw.device == "cpu" else {}
+        # explicit both ways: a worker inherits its parent's environment, and an inherited
+        # TRITON_INTERPRET=1 (a test session's, a user's shell) would run GPU kernels in the interpreter
+        return {"TRITON_INTERPRET": "1" if hw.device == "cpu" else "0"}
 
     def interpreted(self, hw):
         return hw.device == "cpu"
@@ -50,6 +54,13 @@ class TritonBackend(Backend):
         return TritonLaunchCounter()
 
     def compile(self, task, source, hw):
+        if self.interpreted(hw):
+            # The interpreter runs what the GPU compiler refuses; refuse it here too, so a CPU
+            # verdict of "correct" still means "compiles for a GPU".
+            from .gpu_rules import non_constexpr_globals
+            problems = non_constexpr_globals(Path(source).read_text())
+            if problems:
+                raise CompileError(f"{Path(source).name}: " + "; ".join(problems))
         return load_python_candidate(source, task.name)
 
     def is_compile_error(self, exc):

@@ -37,6 +37,9 @@ def add_parser(sub) -> None:
                         "which may then share a GPU, since no time is recorded")
     p.add_argument("--timer", choices=["events", "graph"], default="events",
                    help="GPU timing: an event pair per call (default), or CUDA-graph replays of each call")
+    p.add_argument("--no-run-ahead", action="store_true",
+                   help="CUDA events: no GPU spin before each timed call, so host time spent launching counts "
+                        "(what a caller waits per call, not the kernel's device time)")
     p.add_argument("--timeout-compile", type=float, default=300.0, help="seconds allowed to compile a candidate")
     p.add_argument("--timeout-step", type=float, default=180.0, help="seconds allowed for one correctness check or timing")
     p.add_argument("--no-progress", action="store_true", help="plain log lines instead of a progress bar")
@@ -55,9 +58,11 @@ def run(args) -> int:
     registry = build_registry()
     registry.raise_problems()
     options = RunOptions(
-        backend=args.backend, hw=args.hw, solutions=args.solutions, method=args.method, tasks=args.tasks,
-        categories=args.categories, shape_roles=args.shape_roles, seeds=args.seeds, seed=args.seed, baselines=baselines,
-        timing=TimingSettings(budget_ms=args.time_budget_ms, mode=args.timer),
+        backend=args.backend, hw=args.hw, solutions=args.solutions, method=args.method,
+        # split here, so that '--task a,b' and '--task a --task b' make the same run configuration (and resume)
+        tasks=[n.strip() for item in args.tasks for n in item.split(",") if n.strip()],
+        categories=[c.strip() for item in args.categories for c in item.split(",") if c.strip()], shape_roles=args.shape_roles, seeds=args.seeds, seed=args.seed, baselines=baselines,
+        timing=TimingSettings(budget_ms=args.time_budget_ms, mode=args.timer, run_ahead=not args.no_run_ahead),
         limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
         resume=args.resume, timed=not args.no_timing,
     )

@@ -3,7 +3,7 @@ import triton
 import triton.language as tl
 
 MAX_BLOCK = 8192  # rows up to this long are one block in registers; longer rows are streamed
-LOG2E = 1.4426950408889634
+LOG2E = tl.constexpr(1.4426950408889634)
 
 
 @triton.jit

@@ -1,0 +1,50 @@
+"""The timer's run-ahead (GPU spin before the start event) and its cross-check calls."""
+
+import time
+
+import pytest
+
+from mkbench.plugins import build_registry
+from mkbench.timing import RunAhead, TimingSettings, time_callable
+
+REG = build_registry()
+
+
+def test_run_ahead_doubles_on_starved_samples_and_drops_them():
+    ahead = RunAhead(delay_us=50, cap_us=1000)
+    assert ahead.observe(starved=False) and ahead.delay_us == 50
+    assert not ahead.observe(starved=True) and ahead.delay_us == 100
+    assert not ahead.observe(starved=True) and ahead.delay_us == 200
+    assert ahead.observe(starved=False) and ahead.delay_us == 200
+    assert ahead.dropped == 2 and ahead.host_bound == 0
+
+
+def test_run_ahead_keeps_samples_at_its_cap_and_counts_them_host_bound():
+    ahead = RunAhead(delay_us=400, cap_us=1000)
+    assert not ahead.observe(True) and not ahead.observe(True)  # 800, then capped at 1000
+    assert ahead.delay_us == 1000
+    assert ahead.observe(True) and ahead.observe(True)  # a candidate that blocks the host: kept
+    assert ahead.host_bound == 2 and ahead.dropped == 2
+
+
+def test_host_timer_has_no_gpu_fields():
+    t = time_callable(lambda a: sum(a), [(1, 2)], REG.hardware["cpu"], TimingSettings(budget_ms=5, min_samples=3))
+    assert t.timer == "perf_counter" and t.run_ahead_us is None and t.launch_bound_median_us is None
+
+
+@pytest.mark.gpu
+def test_host_heavy_call_is_timed_as_device_work():
+    """500 us of Python before a tiny kernel: the spun samples see the kernel, the unspun calls the wait."""
+    import torch
+    x = torch.zeros(1 << 20, device="cuda")
+
+    def call(a):
+        time.sleep(0.0005)
+        a[0].add_(1)
+
+    hw = REG.hardware["h100"] if "H100" in torch.cuda.get_device_name() else REG.hardware["h200"]
+    spun = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=100))
+    plain = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=100, run_ahead=False))
+    assert spun.median_us < 100, spun
+    assert spun.run_ahead_us >= 500 and spun.host_bound_samples == 0, spun
+    assert spun.launch_bound_median_us > 400 and plain.median_us > 400, (spun, plain)
