@@ -75,3 +75,15 @@ def test_report_restricted_to_tasks_names_runs_lacking_them(cli, h100_store, tmp
     assert "| cross_entropy" not in out.split("# Runs in detail")[0]
     code, _, err = cli("report", "--store", h100_store, "--task", "no_such_task")
     assert code == 2 and "no results for task(s) no_such_task" in err
+
+
+def test_report_says_which_timer_took_each_backends_times(cli):
+    # The 2026-11-23 H100 stores: CUDA events with the run-ahead for cuda and its eager baseline,
+    # the host clock around a device-wide sync for Pallas (JAX's own streams).
+    folder = Path(__file__).resolve().parent.parent / "reports" / "2026-11-23-h100-five-backends"
+    code, out, err = cli("report", "--store", folder / "cuda.sqlite", "--store", folder / "pallas.sqlite",
+                         "--task", "gelu", "--no-run-detail")
+    assert code == 0, err
+    timers = out.split("### Timers")[1].split("## Rates")[0]
+    assert "| cuda#1   | cuda      | CUDA events around each call" in timers and "| yes " in timers
+    assert "| pallas#1 | pallas    | host clock to a device-wide sync (includes dispatch)" in timers

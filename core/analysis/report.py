@@ -41,6 +41,39 @@ def environment_section(doc: Document, results: ResultSet) -> None:
                "packages", "mkbench rev", "seed"], rows)
     for note in results.notes:
         doc.p("Note: " + note)
+    timer_section(doc, results)
+
+
+# What each timer's span holds, so a reader can tell which speedups compare like with like.
+TIMER_MEANING = {
+    "cuda_event": "CUDA events around each call",
+    "cuda_graph": "CUDA events around CUDA-graph replays",
+    "opencl-profiling-events": "OpenCL profiling events (include waits for the host)",
+    "device-sync-host-clock": "host clock to a device-wide sync (includes dispatch)",
+    "perf_counter": "host clock (CPU)",
+    "host-clock": "host clock (CPU)",
+}
+
+
+def timer_section(doc: Document, results: ResultSet) -> None:
+    rows = results.rows
+    if not len(rows) or "timer" not in rows:
+        return
+    timed = rows[rows["timer"].fillna("") != ""]
+    if timed.empty:
+        return
+    out = []
+    for (run_key, backend), g in timed.groupby(["run_key", "backend"], sort=False):
+        timers = sorted(set(g["timer"]))
+        cuda = any(t.startswith("cuda") for t in timers)
+        spun = any(isinstance(e, dict) and e.get("run_ahead_us") for e in g["extra"])
+        out.append([run_key, backend, "; ".join(TIMER_MEANING.get(t, t) for t in timers),
+                    ("yes" if spun else "no") if cuda else "-", "yes" if "interpreted" in g and g["interpreted"].fillna(0).astype(bool).any() else "no"])
+    doc.h3("Timers")
+    doc.p("Speedups divide times taken in the same run; a backend timed by a different kind of timer than its baseline "
+          "compares different spans. 'Spun ahead': the GPU was kept busy up to the start event, so the span is device "
+          "time only (without it, host launch time inside the span counts).")
+    doc.table(["run", "backend", "timer", "spun ahead", "interpreted"], out)
 
 
 def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title: str = "mkbench report",
