@@ -98,3 +98,13 @@ def test_resume_without_interrupted_run_starts_fresh(cli, store_path):
     assert "run 2 with this configuration already finished; nothing to resume" in out
     assert "run 2 on" in out  # its summary is printed
     assert [r.status for r in Store(store_path).runs()] == ["finished", "finished"]
+
+
+def test_comma_and_repeated_task_options_are_one_configuration(cli, store_path):
+    common = ("--baselines", "none", "--seeds", "1", "--shape-role", "small", "--store", store_path, "--no-progress")
+    code, out, err = cli("run", "--task", "gelu,elu", *common)
+    assert code == 0, err
+    code, out, err = cli("run", "--task", "elu", "--task", "gelu", *common, "--resume")
+    assert code == 0, err
+    assert "already finished; nothing to resume" in out
+    assert len(Store(store_path).runs()) == 1

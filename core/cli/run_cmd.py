@@ -46,6 +46,10 @@ def add_parser(sub) -> None:
     add_tasks_dir_option(p)
 
 
+def _names(items: list[str]) -> list[str]:
+    return sorted({n.strip() for item in items for n in item.split(",") if n.strip()})
+
+
 def run(args) -> int:
     if args.seeds < 1:
         raise BadInput("--seeds must be at least 1")
@@ -59,9 +63,9 @@ def run(args) -> int:
     registry.raise_problems()
     options = RunOptions(
         backend=args.backend, hw=args.hw, solutions=args.solutions, method=args.method,
-        # split here, so that '--task a,b' and '--task a --task b' make the same run configuration (and resume)
-        tasks=[n.strip() for item in args.tasks for n in item.split(",") if n.strip()],
-        categories=[c.strip() for item in args.categories for c in item.split(",") if c.strip()], shape_roles=args.shape_roles, seeds=args.seeds, seed=args.seed, baselines=baselines,
+        # split and sorted here, so that '--task a,b' and '--task b --task a' are one run configuration (and resume)
+        tasks=_names(args.tasks), categories=_names(args.categories),
+        shape_roles=args.shape_roles, seeds=args.seeds, seed=args.seed, baselines=baselines,
         timing=TimingSettings(budget_ms=args.time_budget_ms, mode=args.timer, run_ahead=not args.no_run_ahead),
         limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
         resume=args.resume, timed=not args.no_timing,
