@@ -142,6 +142,8 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None, hw: HardwareProfile | N
                 r.update(perf_status="hack", verdict="hack", error=msg["hack"])
             elif "error" in msg:
                 r.update(perf_status="error", verdict="error", error=msg["error"])
+            elif "timing" not in msg:  # wrong on a timing input before any timed call
+                r.update(perf_status="not_run", verdict="incorrect", correct_status="incorrect", error=msg["incorrect"])
             else:
                 t = msg["timing"]
                 r.update(perf_status="interpreted" if t["interpreted"] else "timed",
@@ -154,6 +156,8 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None, hw: HardwareProfile | N
                                   host_bound_samples=t.get("host_bound_samples"))
                 if msg.get("hack"):
                     r.update(verdict="hack", perf_status="hack", error=msg["hack"])
+                elif msg.get("incorrect"):  # timed, then wrong on fresh inputs: the time stays on record
+                    r.update(verdict="incorrect", correct_status="incorrect", error=msg["incorrect"])
         elif kind == "fatal":
             _mark_abnormal(rows, outcome, "error", "worker error: " + msg["message"])
     if outcome.timed_out:

@@ -117,20 +117,65 @@ def test_background_thread_left_running():
     assert status == "hack" and "the candidate started a thread (" in msg and "test_adversarial.py" in msg
 
 
-def test_result_cache_is_caught_on_timed_calls():
+def _timed_messages(ev, fn, combo=("small", "float32")):
+    sent = []
+    ev.send = sent.append
+    ev.timing(fn, [combo])
+    return [m for m in sent if m["kind"] == "timed"]
+
+
+def test_answers_going_stale_during_timing_is_a_hack():
+    """Right on every input until the timed calls begin, then the last answer it computed: the
+    timing inputs it answered rightly before timing come back wrong after it."""
+    ev, ref = _evaluation(), _ref_gelu()
+    honest_calls = ev.job["seeds"] + ev.job["timing"].pool_size  # the correctness seed, then each timing input once
+    state = {"calls": 0, "last": None}
+
+    def cheat(x):
+        state["calls"] += 1
+        if state["calls"] <= honest_calls:
+            state["last"] = ref(x)
+        return state["last"]
+    assert ev.check_combo(cheat, SMALL, "float32")[0] == "correct"
+    timed = _timed_messages(ev, cheat)
+    assert timed and "answered correctly before the timed calls and wrongly after them" in timed[0]["hack"], timed
+
+
+def test_wrong_on_a_timing_input_is_incorrect_not_a_hack():
+    """A result cache keyed on the shape is right for the first input it sees and wrong for every
+    other: the timing inputs, judged before any timed call, show it wrong, and nothing shows it was
+    ever right on them, so the verdict is incorrect (as for a half-precision kernel that misses the
+    contract on one element of one timing input), not hack."""
     ev, ref = _evaluation(), _ref_gelu()
     cache = {}
 
-    def cheat(x):  # right on the first call of each shape, stale afterwards
+    def cheat(x):
         if x.shape not in cache:
             cache[x.shape] = ref(x)
         return cache[x.shape]
     assert ev.check_combo(cheat, SMALL, "float32")[0] == "correct"  # one call per shape: looks fine
-    sent = []
-    ev.send = sent.append
-    ev.timing(cheat, [("small", "float32")])
-    timed = [m for m in sent if m["kind"] == "timed"]
-    assert timed and "after the timed calls the candidate answers wrongly" in timed[0]["hack"]
+    timed = _timed_messages(ev, cheat)
+    assert timed and "hack" not in timed[0] and "timing" not in timed[0]
+    assert timed[0]["incorrect"].startswith("on a timing input, before timing: timing input 0: output:")
+
+
+def test_timing_verdicts_land_in_rows():
+    from mkbench.isolation import WorkerOutcome
+    from mkbench.pipeline import Unit, _rows_for
+    unit = Unit(GELU, TRITON, "m", None, [("small", "float32"), ("large", "float32")], [])
+    timing = {"median_us": 10.0, "iqr_us": 1.0, "mean_us": 10.0, "stderr_us": 0.1, "min_us": 9.0, "n": 20,
+              "timer": "t", "interpreted": False}
+    messages = [{"kind": "compile", "ok": True}]
+    for combo in unit.combos:
+        messages.append({"kind": "check", "combo": list(combo), "status": "correct", "message": "",
+                         "max_abs_err": 0.0, "max_rel_err": 0.0})
+    messages += [{"kind": "timed", "combo": ["small", "float32"], "incorrect": "on a timing input, before timing: x"},
+                 {"kind": "timed", "combo": ["large", "float32"], "timing": timing, "incorrect": "after timing, a fresh seed fails: y"},
+                 {"kind": "done"}]
+    rows = {r["shape"]: r for r in _rows_for(unit, WorkerOutcome(messages=messages, finished=True))}
+    assert (rows["small"]["verdict"], rows["small"]["correct_status"], rows["small"]["perf_status"]) == ("incorrect", "incorrect", "not_run")
+    assert (rows["large"]["verdict"], rows["large"]["correct_status"], rows["large"]["perf_status"]) == ("incorrect", "incorrect", "timed")
+    assert rows["large"]["time_median_us"] == 10.0 and rows["large"]["error"].endswith("fails: y")
 
 
 @pytest.mark.parametrize("name, fn, needle", [

@@ -82,6 +82,36 @@ def test_cross_hardware_spread_and_refusal_to_compare_different_problems(attempt
     assert "reduce_03" in set(mismatched["task"]) and "reduce_03" not in set(spreads["task"])
 
 
+def test_cross_hardware_compares_only_combinations_timed_on_every_profile(tmp_path):
+    """Eager misses its contract in bfloat16 on the h200 only, so the candidate's bf16 row has no
+    speedup there: the comparison must use float32 on both cards (equal: 2.0x), not float32 and
+    bfloat16 on one against float32 alone on the other (which would read as a 1.41x spread)."""
+    from mkbench.store import Store
+    paths = []
+    for hw, eager_bf16 in (("h100", "correct"), ("h200", "incorrect")):
+        path = tmp_path / f"{hw}.sqlite"
+        store = Store(path)
+        rid = store.start_run(hw, {"planted": True}, hw, "triton", "m", {"device_name": hw}, {"python": "3.x", "packages": {}}, 1)
+
+        def row(method, dtype, verdict, t, baseline):
+            return dict(synth._row("gelu", "activation", method, verdict, t, baseline), dtype=dtype)
+        store.record_unit(rid, "gelu", "eager", "eager", [row("eager", "float32", "correct", 100.0, True),
+                                                          row("eager", "bfloat16", eager_bf16, 80.0 if eager_bf16 == "correct" else None, True)])
+        store.record_unit(rid, "gelu", "triton", "m", [row("m", "float32", "correct", 50.0, False), row("m", "bfloat16", "correct", 20.0, False)])
+        store.set_run_status(rid, "finished")
+        store.close()
+        paths.append(path)
+    attempts = attempt_table(load_results(paths), PROFILES)
+    m = attempts[attempts["method"] == "m"].set_index("hw")
+    assert np.isclose(m.loc["h100", "speedup_eager"], (2.0 * 4.0) ** 0.5) and np.isclose(m.loc["h200", "speedup_eager"], 2.0)
+    spreads, mismatched = cross_hardware(attempts)
+    top = spreads[spreads["method"] == "m"].iloc[0]
+    assert np.isclose(top["max_min_ratio"], 1.0) and top["combos"] == "large/float32" and mismatched.empty
+    from mkbench.analysis.variance import paired_speedups
+    pair = paired_speedups(attempts, "h100", "h200")
+    assert np.allclose(pair[["a", "b"]].to_numpy(), [[2.0, 2.0]])
+
+
 def test_report_and_analyze_commands(stores, cli, tmp_path):
     code, out, err = cli("analyze", "difficulty", "--store", stores[0], "--store", stores[1])
     assert code == 0, err

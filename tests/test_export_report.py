@@ -87,3 +87,19 @@ def test_report_says_which_timer_took_each_backends_times(cli):
     timers = out.split("### Timers")[1].split("## Rates")[0]
     assert "| cuda#1   | cuda      | CUDA events around each call" in timers and "| yes " in timers
     assert "| pallas#1 | pallas    | host clock to a device-wide sync (includes dispatch)" in timers
+
+
+def test_cross_hardware_on_the_committed_h100_and_h200_corpus_runs():
+    """The 2026-11-23 stores: eager rope_apply missed its bf16 contract on the H100 only, so the
+    H100/H200 comparison of the Triton reference must use float32 alone (5.98x vs 7.31x), not
+    float32 on one card against float32 + bfloat16 on the other (which read as 5.98x vs 9.33x)."""
+    from mkbench.analysis import attempt_table, cross_hardware, load_results
+    from mkbench.plugins import build_registry
+    folder = Path(__file__).resolve().parent.parent / "reports" / "2026-11-23-h100-vs-h200-corpus"
+    attempts = attempt_table(load_results([folder / "h100.sqlite", folder / "h200.sqlite"]), build_registry().hardware)
+    refs = attempts[attempts["method"] == "reference"]
+    assert len(refs) == 144 and refs["correct"].all()
+    spreads, mismatched = cross_hardware(attempts)
+    assert len(spreads) == 72 and mismatched.empty
+    rope = spreads[spreads["task"] == "rope_apply"].iloc[0]
+    assert rope["combos"] == "large/float32" and rope["hw"] == "h100=5.98, h200=7.31"

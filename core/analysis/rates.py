@@ -79,6 +79,10 @@ def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile], role
             verdict=_worst(verdicts),
             speedup_eager=geomean(timed["vs_eager"]) if correct else None,
             speedup_compile=geomean(timed["vs_torch_compile"]) if correct else None,
+            # per (shape, dtype): comparisons across hardware use only the combinations timed on every
+            # side (a baseline that failed its contract on one card has no time to divide there)
+            speedup_eager_by_combo=_by_combo(timed, "vs_eager") if correct else {},
+            speedup_compile_by_combo=_by_combo(timed, "vs_torch_compile") if correct else {},
             efficiency=geomean(timed["efficiency"]) if correct else None,
             time_us=geomean(timed["time_median_us"]) if correct else None,
             flops=float(timed["flops"].mean()) if len(timed) else None,
@@ -86,6 +90,11 @@ def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile], role
         )
         out.append(rec)
     return pd.DataFrame(out)
+
+
+def _by_combo(rows: pd.DataFrame, column: str) -> dict[str, float]:
+    return {f"{r.shape}/{r.dtype}": float(v) for r, v in zip(rows.itertuples(index=False), rows[column])
+            if v is not None and np.isfinite(v) and v > 0}
 
 
 def _worst(verdicts: set[str]) -> str:

@@ -142,12 +142,15 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
     if spreads.empty:
         doc.p("No (task, backend, method) has a correct, timed result on two or more profiles with the same problem sizes.")
     else:
-        doc.p(f"{len(spreads)} (task, backend, method) measured on several profiles with identical problem sizes. "
-              f"Largest max/min speedup ratio {spreads['max_min_ratio'].max():.2f}x; median {spreads['max_min_ratio'].median():.2f}x.")
-        doc.table(["task", "category", "backend", "method", "speedup vs eager per profile", "max/min", "CV"],
-                  [[r.task, r.category, r.backend, r.method, r.hw, _f(r.max_min_ratio), _f(r.cv)] for r in spreads.head(20).itertuples()])
+        doc.p(f"{len(spreads)} (task, backend, method) measured on several profiles with identical problem sizes; each "
+              f"profile's speedup is the geometric mean over the (shape, dtype) combinations timed against eager on every "
+              f"profile (listed). Largest max/min speedup ratio {spreads['max_min_ratio'].max():.2f}x; median "
+              f"{spreads['max_min_ratio'].median():.2f}x.")
+        doc.table(["task", "category", "backend", "method", "speedup vs eager per profile", "over", "max/min", "CV"],
+                  [[r.task, r.category, r.backend, r.method, r.hw, r.combos, _f(r.max_min_ratio), _f(r.cv)]
+                   for r in spreads.head(20).itertuples()])
     if not mismatched.empty:
-        doc.p(f"Not comparable ({len(mismatched)}): the runs measured different problem sizes.")
+        doc.p(f"Not comparable ({len(mismatched)}):")
         doc.table(["task", "backend", "method", "profiles", "why"], mismatched.values.tolist())
     if plots_on:
         doc.img(plots.cross_hardware_scatter(attempts, paired_speedups), "cross-hardware",

@@ -3,7 +3,11 @@
 Cross-hardware: for each (task, backend, method) with a speedup on two or more hardware profiles,
 the max/min ratio and coefficient of variation of its speedup. A problem is compared across
 hardware only if it is the same problem: the stored FLOP and byte counts of its timed shapes must
-agree, otherwise the pair is listed as not comparable (task revisions change shapes).
+agree, otherwise the pair is listed as not comparable (task revisions change shapes). The speedup
+on each profile is the geometric mean over the (shape, dtype) combinations that have one on every
+compared profile: where a baseline missed its contract on one card (a bf16 eager op chain can miss
+on one element in 10^7), that combination has no speedup there, and averaging different sets of
+combinations would report the difference between dtypes as a difference between cards.
 
 Cross-backend: the same task on every backend measured on the same hardware, side by side.
 """
@@ -12,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from ..pipeline import geomean
 
 
 def cross_hardware(attempts: pd.DataFrame, column: str = "speedup_eager") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -26,25 +32,50 @@ def cross_hardware(attempts: pd.DataFrame, column: str = "speedup_eager") -> tup
             mismatched.append({"task": task, "backend": backend, "method": method, "hw": ", ".join(sorted(g["hw"])),
                                "why": "problem sizes differ between the runs (bytes " + ", ".join(f"{b:.3g}" for b in g["bytes"]) + ")"})
             continue
-        per_hw = g.groupby("hw")[column].mean()
-        s = per_hw.astype(float)
+        per_hw, common = matched_speedups(g, column)
+        if not per_hw:
+            mismatched.append({"task": task, "backend": backend, "method": method, "hw": ", ".join(sorted(g["hw"])),
+                               "why": "no (shape, dtype) has a speedup on every profile"})
+            continue
+        s = pd.Series(per_hw, dtype=float)
         spreads.append({"task": task, "category": g["category"].iloc[0], "backend": backend, "method": method,
                         "hw": ", ".join(f"{h}={v:.2f}" for h, v in s.items()), "n_hw": len(s),
-                        "max_min_ratio": float(s.max() / s.min()), "cv": float(s.std(ddof=0) / s.mean())})
-    cols = ["task", "category", "backend", "method", "hw", "n_hw", "max_min_ratio", "cv"]
+                        "combos": ", ".join(common), "max_min_ratio": float(s.max() / s.min()),
+                        "cv": float(s.std(ddof=0) / s.mean())})
+    cols = ["task", "category", "backend", "method", "hw", "n_hw", "combos", "max_min_ratio", "cv"]
     out = pd.DataFrame(spreads, columns=cols).sort_values("max_min_ratio", ascending=False).reset_index(drop=True)
     return out, pd.DataFrame(mismatched, columns=["task", "backend", "method", "hw", "why"])
 
 
+def matched_speedups(g: pd.DataFrame, column: str = "speedup_eager") -> tuple[dict[str, float], list[str]]:
+    """({hw: geometric-mean speedup}, combinations) over the (shape, dtype) combinations that have
+    a speedup on every profile in ``g`` (several runs on one profile: each combination's geometric
+    mean over them). Empty when no combination is shared."""
+    by_hw: dict[str, dict[str, list[float]]] = {}
+    for hw, combos in zip(g["hw"], g[f"{column}_by_combo"]):
+        for combo, v in (combos or {}).items():
+            by_hw.setdefault(hw, {}).setdefault(combo, []).append(v)
+    if len(by_hw) < g["hw"].nunique():
+        return {}, []
+    common = sorted(set.intersection(*(set(d) for d in by_hw.values())))
+    if not common:
+        return {}, []
+    return {hw: geomean([geomean(d[c]) for c in common]) for hw, d in sorted(by_hw.items())}, common
+
+
 def paired_speedups(attempts: pd.DataFrame, hw_a: str, hw_b: str, column: str = "speedup_eager") -> pd.DataFrame:
-    """Speedups of the same (task, backend, method) on two profiles, for the log-log scatter."""
-    a = attempts[attempts["correct"] & attempts[column].notna()]
-    keys = ["task", "backend", "method"]
-    both = a[a["hw"] == hw_a].merge(a[a["hw"] == hw_b], on=keys, suffixes=("_a", "_b")).set_index(keys)
-    same = (both["bytes_a"].round(0) == both["bytes_b"].round(0)) & (both["flops_a"].round(0) == both["flops_b"].round(0))
-    both = both[same]
-    return pd.DataFrame({"category": both["category_a"], "a": both[f"{column}_a"].astype(float),
-                         "b": both[f"{column}_b"].astype(float)}).reset_index()
+    """Speedups of the same (task, backend, method) on two profiles, over the same (shape, dtype)
+    combinations, for the log-log scatter."""
+    a = attempts[attempts["correct"] & attempts[column].notna() & attempts["hw"].isin([hw_a, hw_b])]
+    rows = []
+    for (task, backend, method), g in a.groupby(["task", "backend", "method"]):
+        if g["hw"].nunique() < 2 or len(g[["flops", "bytes"]].round(0).drop_duplicates()) > 1:
+            continue
+        per_hw, _ = matched_speedups(g, column)
+        if per_hw:
+            rows.append({"task": task, "backend": backend, "method": method, "category": g["category"].iloc[0],
+                         "a": per_hw[hw_a], "b": per_hw[hw_b]})
+    return pd.DataFrame(rows, columns=["task", "backend", "method", "category", "a", "b"])
 
 
 def cross_backend(attempts: pd.DataFrame, column: str = "speedup_eager") -> pd.DataFrame:
