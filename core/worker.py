@@ -13,7 +13,7 @@ import pickle
 import sys
 import traceback
 import zlib
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .errors import IntegrityViolation
 
@@ -108,6 +108,12 @@ def _normalize(out: Any) -> tuple:
     if isinstance(out, (tuple, list)):
         return tuple(out)
     return (out,)
+
+
+def _clone_args(args) -> tuple:
+    """A copy of a call's arguments: tensors cloned, everything else shared."""
+    import torch
+    return tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in args)
 
 
 def _same(a, b) -> bool:
@@ -301,7 +307,7 @@ class Evaluation:
         for k in range(self.job["seeds"]):
             seed = seed_for(self.job["run_seed"], self.task.name, shape.name, dtype_name, k + seed_offset)
             inputs = self.inputs(shape, dtype_name, seed)
-            pristine = tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in inputs)
+            pristine = _clone_args(inputs)
             _poison_allocator(self.device, inputs)
             # The candidate runs first, on its own copy, before the reference touches the device.
             try:
@@ -332,7 +338,7 @@ class Evaluation:
         from .task import DTYPES
         contract = self.task.contract
         with torch.no_grad():
-            expected = _normalize(self.task.reference(*(v.clone() if isinstance(v, torch.Tensor) else v for v in pristine)))
+            expected = _normalize(self.task.reference(*_clone_args(pristine)))
         problem = self.structure_problem(out, expected, given or pristine)
         if problem:
             return CheckResult(False, problem)
@@ -401,7 +407,7 @@ class Evaluation:
                 # element of one input set and not another), not evidence of cheating.
                 arg_sets = [self.inputs(shape, dtype_name, seed_for(self.job["run_seed"], "timing", self.task.name, shape_name, dtype_name, k))
                             for k in range(settings.pool_size)]
-                pristine = [tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in a) for a in arg_sets]
+                pristine = [_clone_args(a) for a in arg_sets]
                 wrong = self.pool_problem(fn, pristine, shape, dtype_name)
                 if wrong:
                     self.send({"kind": "timed", "combo": [shape_name, dtype_name], "incorrect": f"on a timing input, before timing: {wrong}"})
@@ -440,22 +446,21 @@ class Evaluation:
     def pool_problem(self, fn, pristine: list, shape, dtype_name: str) -> str | None:
         """The first judgement of each timing input, on a copy: the pool itself keeps pointers the
         candidate has not seen, so that a pointer-keyed cache cannot be primed here."""
-        import torch
-        for k, clean in enumerate(pristine):
-            args = tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in clean)
-            out = _normalize(self.backend.run(fn, args))
-            _sync(self.device)
-            res = self.judge(fn, out, clean, shape, dtype_name, given=args)
-            if not res.ok:
-                return f"timing input {k}: {res.message}"
-        return None
+        copies = (_clone_args(clean) for clean in pristine)  # one at a time: large pools fill the GPU
+        wrong = self.first_wrong_answer(fn, copies, pristine, shape, dtype_name)
+        return None if wrong is None else f"timing input {wrong[0]}: {wrong[1]}"
 
     def timed_outputs_problem(self, fn, pristine: list, arg_sets: list, shape, dtype_name: str) -> str | None:
+        wrong = self.first_wrong_answer(fn, arg_sets, pristine, shape, dtype_name)
+        return None if wrong is None else (f"timing input {wrong[0]} was answered correctly before the timed calls "
+                                           f"and wrongly after them (cached or stale results?): {wrong[1]}")
+
+    def first_wrong_answer(self, fn, arg_sets: Iterable, pristine: list, shape, dtype_name: str) -> tuple[int, str] | None:
+        """(index, why) of the first input set the candidate answers wrongly, one call each."""
         for k, (args, clean) in enumerate(zip(arg_sets, pristine)):
             out = _normalize(self.backend.run(fn, args))
             _sync(self.device)
             res = self.judge(fn, out, clean, shape, dtype_name, given=args)
             if not res.ok:
-                return (f"timing input {k} was answered correctly before the timed calls and wrongly after them "
-                        f"(cached or stale results?): {res.message}")
+                return k, res.message
         return None

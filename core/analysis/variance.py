@@ -27,8 +27,7 @@ def cross_hardware(attempts: pd.DataFrame, column: str = "speedup_eager") -> tup
     for (task, backend, method), g in a.groupby(["task", "backend", "method"]):
         if g["hw"].nunique() < 2:
             continue
-        sizes = g[["flops", "bytes"]].round(0).drop_duplicates()
-        if len(sizes) > 1:
+        if not _same_problem(g):
             mismatched.append({"task": task, "backend": backend, "method": method, "hw": ", ".join(sorted(g["hw"])),
                                "why": "problem sizes differ between the runs (bytes " + ", ".join(f"{b:.3g}" for b in g["bytes"]) + ")"})
             continue
@@ -45,6 +44,11 @@ def cross_hardware(attempts: pd.DataFrame, column: str = "speedup_eager") -> tup
     cols = ["task", "category", "backend", "method", "hw", "n_hw", "combos", "max_min_ratio", "cv"]
     out = pd.DataFrame(spreads, columns=cols).sort_values("max_min_ratio", ascending=False).reset_index(drop=True)
     return out, pd.DataFrame(mismatched, columns=["task", "backend", "method", "hw", "why"])
+
+
+def _same_problem(g: pd.DataFrame) -> bool:
+    """Whether every row measured the same problem: equal stored FLOP and byte counts."""
+    return len(g[["flops", "bytes"]].round(0).drop_duplicates()) <= 1
 
 
 def matched_speedups(g: pd.DataFrame, column: str = "speedup_eager") -> tuple[dict[str, float], list[str]]:
@@ -69,7 +73,7 @@ def paired_speedups(attempts: pd.DataFrame, hw_a: str, hw_b: str, column: str = 
     a = attempts[attempts["correct"] & attempts[column].notna() & attempts["hw"].isin([hw_a, hw_b])]
     rows = []
     for (task, backend, method), g in a.groupby(["task", "backend", "method"]):
-        if g["hw"].nunique() < 2 or len(g[["flops", "bytes"]].round(0).drop_duplicates()) > 1:
+        if g["hw"].nunique() < 2 or not _same_problem(g):
             continue
         per_hw, _ = matched_speedups(g, column)
         if per_hw:
