@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import secrets
 import signal
 from dataclasses import asdict, dataclass, field
@@ -15,7 +14,7 @@ from typing import Any, Callable
 from .backend import Backend
 from .candidate import source_hash
 from .errors import BadInput
-from .hardware import HardwareProfile, resolve_profile
+from .hardware import HardwareProfile, resolve_profile, roofline_floor_us
 from .isolation import Limits, StartedWorker, WorkerOutcome, run_worker
 from .registry import Registry
 from .store import Store
@@ -175,19 +174,6 @@ def _rows_for(unit: Unit, outcome: WorkerOutcome | None, hw: HardwareProfile | N
 
 
 ROOFLINE_SLACK = 0.9  # a time under 90% of the datasheet floor is physically impossible
-PEAK_KEY = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8"}
-
-
-def roofline_floor_us(row: dict[str, Any], hw: HardwareProfile) -> float | None:
-    """The least time the profile's peak bandwidth and FLOP rate allow for this row's work."""
-    peak = hw.peak_tflops.get(PEAK_KEY.get(row["dtype"], "fp32")) or hw.peak_tflops.get("fp32")
-    if not row.get("bytes") and not row.get("flops"):
-        return None
-    t_mem = (row.get("bytes") or 0.0) / (hw.memory_bandwidth_gbs * 1e9)
-    t_math = (row.get("flops") or 0.0) / (peak * 1e12) if peak else 0.0
-    return max(t_mem, t_math) * 1e6
-
-
 def _apply_integrity(unit: Unit, rows, hw: HardwareProfile | None) -> None:
     """Static findings and impossible speed turn a verdict into `hack`: never counted as correct."""
     for r in rows:
@@ -224,12 +210,6 @@ def _mark_abnormal(rows: dict, outcome: WorkerOutcome, verdict: str, message: st
             r.update(error=f"not run: an earlier step ended in {verdict}")
         elif stage == "timing" and r["perf_status"] == "pending":
             r.update(perf_status="not_run", error=f"not timed: an earlier step ended in {verdict}")
-
-
-def geomean(values) -> float | None:
-    """Geometric mean of the positive, finite values (None, NaN and zeros are no measurement)."""
-    values = [float(v) for v in values if v is not None and v > 0 and math.isfinite(v)]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
 class Runner:
@@ -413,33 +393,3 @@ def _needs_worker(unit: Unit) -> bool:
 
 def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
-
-
-# Worst first: a candidate's summary verdict is the worst over its shapes and dtypes.
-VERDICT_SEVERITY = ("missing", "compile_error", "hack", "crash", "timeout", "error", "incorrect", "not_run", "compiled")
-
-
-def summarize_run(store: Store, run_id: int) -> list[dict[str, Any]]:
-    """One line per (task, backend, method): the verdict over all its shapes and dtypes."""
-    groups: dict[tuple, list[dict]] = {}
-    for r in store.results([run_id]):
-        groups.setdefault((r["category"], r["task"], r["backend"], r["method"]), []).append(r)
-    out = []
-    for (category, task, backend, method), rows in groups.items():
-        evaluated = [r for r in rows if r["verdict"] != "skipped"]
-        correct = [r for r in evaluated if r["verdict"] == "correct"]
-        worst = next((v for v in VERDICT_SEVERITY if any(r["verdict"] == v for r in evaluated)), "correct" if evaluated else "skipped")
-        first_error = next((r["error"] for r in evaluated if r["verdict"] == worst and r["error"]), "")
-        out.append({
-            "category": category, "task": task, "backend": backend, "method": method,
-            "is_baseline": bool(rows[0]["is_baseline"]), "verdict": worst,
-            "correct": f"{len(correct)}/{len(evaluated)}", "skipped": len(rows) - len(evaluated),
-            "speedup_eager": geomean([r["speedup_eager"] for r in correct if r["speedup_eager"]]),
-            "speedup_compile": geomean([r["speedup_compile"] for r in correct if r["speedup_compile"]]),
-            # Small shapes measure launch overhead; the large shapes measure the kernel.
-            "speedup_eager_large": geomean([r["speedup_eager"] for r in correct if r["speedup_eager"] and r["shape_role"] == "large"]),
-            "speedup_compile_large": geomean([r["speedup_compile"] for r in correct if r["speedup_compile"] and r["shape_role"] == "large"]),
-            "interpreted": any(r["interpreted"] for r in rows),
-            "error": first_error,
-        })
-    return out

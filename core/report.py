@@ -8,7 +8,7 @@ from typing import Any
 from tabulate import tabulate
 
 from .cli.common import SPEEDUP_HEADERS, speedup_cells
-from .pipeline import summarize_run
+from .summary import summarize_run
 from .store import Store
 
 

@@ -17,7 +17,9 @@ import numpy as np
 import pandas as pd
 
 from ..hardware import HardwareProfile
-from ..pipeline import VERDICT_SEVERITY, geomean, roofline_floor_us
+from ..hardware import roofline_floor_us
+from ..summary import geomean
+from ..verdicts import SEVERITY
 from .dataset import ResultSet
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
@@ -98,7 +100,7 @@ def _by_combo(rows: pd.DataFrame, column: str) -> dict[str, float]:
 
 
 def _worst(verdicts: set[str]) -> str:
-    return next((v for v in (*VERDICT_SEVERITY, "correct") if v in verdicts), sorted(verdicts)[0])
+    return next((str(v) for v in SEVERITY if v in verdicts), sorted(verdicts)[0])
 
 
 def fast_p(attempts: pd.DataFrame, p: float, column: str = "speedup_eager") -> float:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..pipeline import geomean
+from ..summary import geomean
 
 
 def cross_hardware(attempts: pd.DataFrame, column: str = "speedup_eager") -> tuple[pd.DataFrame, pd.DataFrame]:

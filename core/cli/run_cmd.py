@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ..errors import BadInput
 from ..isolation import Limits
-from ..pipeline import RunOptions, Runner, summarize_run
+from ..pipeline import RunOptions, Runner
+from ..summary import summarize_run
 from ..plugins import build_registry
 from ..store import Store
 from ..timing import TimingSettings
