@@ -72,10 +72,22 @@ class Backend:
         "message": str}}``. Runs in the worker before :meth:`compile`, whatever it returns."""
         return {}
 
-    def launch_counter(self) -> "LaunchCounter":
+    #: whether ``launch_counter(suppress=True)`` can skip the candidate's own kernel launches (still
+    #: counting them): the decoy check runs the candidate so, and an answer that stays right without
+    #: its own kernels was not computed by them
+    can_suppress_launches: bool = False
+
+    def launch_counter(self, suppress: bool = False) -> "LaunchCounter":
         """A context manager counting this backend's kernel launches inside it (``count`` stays
-        None where the backend cannot count). Zero launches for a correct answer means a decoy."""
+        None where the backend cannot count). A correct answer with zero launches of the candidate's
+        own kernels is not the backend's work (verdict ``framework``)."""
         return LaunchCounter()
+
+    def own_kernel_names(self, task: "Task", source: Path) -> set[str] | None:
+        """The kernel names a profiler shows for kernels built from this candidate's source (read
+        statically, in the orchestrator): everything else in the device trace is framework or vendor
+        work. None where the backend cannot tell (no framework share is then measured)."""
+        return None
 
     def static_findings(self, task: "Task", source: Path) -> list:
         """Integrity findings from reading the candidate's source (see mkbench.static_checks)."""
@@ -96,9 +108,13 @@ class Backend:
 
 
 class LaunchCounter:
-    """Counts nothing: ``count`` stays None. Backends that can count subclass it."""
+    """Counts nothing: ``count`` stays None. Backends that can count subclass it. A counter may also
+    keep ``log`` (one ``{"name", "bytes"}`` per launch: the CPU trace's own-kernel side) and set
+    ``inside`` while a launch runs (ops dispatched then are the launch's plumbing, not framework
+    work)."""
 
     count: int | None = None
+    inside: bool = False
 
     def __enter__(self) -> "LaunchCounter":
         return self

@@ -1,20 +1,34 @@
 """Results store: one SQLite file, schema-versioned, committed after every unit of work so that an
 interrupted run loses at most the unit in flight. Machine facts are stored apart from run records
-(as asv does): a run points at its machine row."""
+(as asv does): a run points at its machine row.
+
+A run in progress has one owner (``host:pid``) that renews a heartbeat: a second ``--resume`` refuses
+while the owner is alive and takes the run over, atomically, once it is dead. Baseline results are
+cached across runs (``baseline_cache``), keyed by the task's source, the shape, the dtype and the
+environment they were measured in, so ten methods evaluated against eager time eager once.
+
+Version 1 stores (before ownership and the cache) are read as they are and upgraded in place only
+when written to: reports over committed stores never modify them.
+"""
 
 from __future__ import annotations
 
 import datetime as _dt
 import hashlib
 import json
+import os
+import socket
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import BadInput
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+HEARTBEAT_STALE_S = 30.0  # an owner silent this long is presumed dead (other hosts; same host: its pid)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -25,7 +39,8 @@ CREATE TABLE IF NOT EXISTS runs (
     started TEXT NOT NULL, finished TEXT, status TEXT NOT NULL,
     config_key TEXT NOT NULL, config TEXT NOT NULL,
     hw TEXT NOT NULL, backend TEXT NOT NULL, method TEXT NOT NULL,
-    machine_id INTEGER REFERENCES machines(id), env TEXT NOT NULL, seed INTEGER NOT NULL);
+    machine_id INTEGER REFERENCES machines(id), env TEXT NOT NULL, seed INTEGER NOT NULL,
+    owner TEXT, heartbeat REAL);
 CREATE TABLE IF NOT EXISTS units (
     run_id INTEGER NOT NULL REFERENCES runs(id), task TEXT NOT NULL, backend TEXT NOT NULL,
     method TEXT NOT NULL, finished TEXT NOT NULL,
@@ -48,7 +63,16 @@ CREATE TABLE IF NOT EXISTS results (
     created TEXT NOT NULL,
     UNIQUE (run_id, task, shape, dtype, backend, method));
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id, task);
+CREATE TABLE IF NOT EXISTS baseline_cache (
+    task TEXT NOT NULL, task_digest TEXT NOT NULL, backend TEXT NOT NULL, shape TEXT NOT NULL, dtype TEXT NOT NULL,
+    env_key TEXT NOT NULL, env TEXT NOT NULL, row TEXT NOT NULL, run_id INTEGER NOT NULL, measured TEXT NOT NULL,
+    PRIMARY KEY (task, task_digest, backend, shape, dtype, env_key));
 """
+_MIGRATIONS = {1: ["ALTER TABLE runs ADD COLUMN owner TEXT", "ALTER TABLE runs ADD COLUMN heartbeat REAL"]}
+
+
+class RunOwned(BadInput):
+    """A second process asked for a run that a live process owns."""
 
 RESULT_COLUMNS = (
     "run_id", "task", "category", "shape", "shape_role", "dtype", "backend", "method", "is_baseline",
@@ -77,28 +101,34 @@ class RunRecord:
     env: dict
     seed: int
     machine: dict
+    owner: str | None = None
+    heartbeat: float | None = None
 
 
 class Store:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         existed = self.path.exists() and self.path.stat().st_size > 0
-        if self.path.exists() and self.path.is_dir():
-            raise BadInput(f"results store {self.path} is a directory")
+        if self.path.exists() and not self.path.is_file():
+            kind = "a directory" if self.path.is_dir() else "not a regular file"
+            raise BadInput(f"results store {self.path} is {kind}")
         try:
             self.db = sqlite3.connect(self.path, timeout=30)
             self.db.row_factory = sqlite3.Row
-            if existed:
-                self._check_existing()
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.executescript(_SCHEMA)
-            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            self.db.commit()
+            self.version = self._check_existing() if existed else None
+            if self.version is None:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.executescript(_SCHEMA)
+                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                self.db.commit()
+                self.version = SCHEMA_VERSION
         except sqlite3.DatabaseError as exc:
             raise BadInput(f"results store {self.path} is not a usable mkbench store ({exc}); it was left untouched: "
                            "move it aside or pass --store with another path") from None
+        except OSError as exc:
+            raise BadInput(f"results store {self.path}: {exc.strerror or exc}") from None
 
-    def _check_existing(self) -> None:
+    def _check_existing(self) -> int:
         check = self.db.execute("PRAGMA quick_check").fetchone()[0]
         if check != "ok":
             raise sqlite3.DatabaseError(f"integrity check: {check}")
@@ -106,31 +136,79 @@ class Store:
         if "meta" not in tables:
             raise sqlite3.DatabaseError("no mkbench meta table")
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None or int(row[0]) != SCHEMA_VERSION:
+        if row is None or not row[0].isdigit() or int(row[0]) not in READABLE_VERSIONS:
             found = row[0] if row else "none"
-            raise sqlite3.DatabaseError(f"schema version {found}, this mkbench reads {SCHEMA_VERSION}")
+            raise sqlite3.DatabaseError(f"schema version {found}, this mkbench reads {', '.join(map(str, READABLE_VERSIONS))}")
+        return int(row[0])
+
+    def _writable(self) -> None:
+        """Upgrade an older store before the first write (reads never change the file)."""
+        if self.version == SCHEMA_VERSION:
+            return
+        with self.db:
+            for version in range(self.version, SCHEMA_VERSION):
+                for statement in _MIGRATIONS[version]:
+                    self.db.execute(statement)
+            self.db.executescript(_SCHEMA)
+            self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+        self.version = SCHEMA_VERSION
 
     def close(self) -> None:
         self.db.close()
 
     # --- runs ------------------------------------------------------------------------
     def machine_id(self, info: dict) -> int:
+        self._writable()
         fp = hashlib.sha256(json.dumps(info, sort_keys=True).encode()).hexdigest()[:16]
         with self.db:
             self.db.execute("INSERT OR IGNORE INTO machines (fingerprint, info) VALUES (?, ?)", (fp, json.dumps(info, sort_keys=True)))
         return self.db.execute("SELECT id FROM machines WHERE fingerprint=?", (fp,)).fetchone()[0]
 
     def start_run(self, config_key: str, config: dict, hw: str, backend: str, method: str,
-                  machine: dict, env: dict, seed: int) -> int:
+                  machine: dict, env: dict, seed: int, owner: str | None = None) -> int:
         mid = self.machine_id(machine)
         with self.db:
             cur = self.db.execute(
-                "INSERT INTO runs (started, status, config_key, config, hw, backend, method, machine_id, env, seed)"
-                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
-                (now(), config_key, json.dumps(config, sort_keys=True), hw, backend, method, mid, json.dumps(env, sort_keys=True), seed))
+                "INSERT INTO runs (started, status, config_key, config, hw, backend, method, machine_id, env, seed, owner, heartbeat)"
+                " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (now(), config_key, json.dumps(config, sort_keys=True), hw, backend, method, mid, json.dumps(env, sort_keys=True),
+                 seed, owner, time.time() if owner else None))
         return cur.lastrowid
 
+    # --- ownership of a running run ----------------------------------------------------------
+    def claim_run(self, run_id: int, owner: str) -> None:
+        """Take run ``run_id`` for ``owner``: refused (RunOwned) while another owner is alive; taken
+        over atomically from a dead one, so two resumes racing for it cannot both win."""
+        self._writable()
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self.db.execute("SELECT status, owner, heartbeat FROM runs WHERE id=?", (run_id,)).fetchone()
+            if row is None:
+                raise BadInput(f"no run {run_id} in {self.path}")
+            if row["status"] == "running" and row["owner"] and row["owner"] != owner and owner_alive(row["owner"], row["heartbeat"]):
+                age = time.time() - (row["heartbeat"] or 0)
+                raise RunOwned(f"run {run_id} is being run by {row['owner']} (heartbeat {age:.0f} s ago); "
+                               "wait for it to finish, or stop it and --resume again")
+            self.db.execute("UPDATE runs SET status='running', finished=NULL, owner=?, heartbeat=? WHERE id=?",
+                            (owner, time.time(), run_id))
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def heartbeat(self, run_id: int, owner: str) -> None:
+        with self.db:
+            self.db.execute("UPDATE runs SET heartbeat=? WHERE id=? AND owner=?", (time.time(), run_id, owner))
+
+    def _check_owner(self, run_id: int, owner: str | None) -> None:
+        if owner is None:
+            return
+        row = self.db.execute("SELECT owner FROM runs WHERE id=?", (run_id,)).fetchone()
+        if row is not None and row[0] != owner:
+            raise RunOwned(f"run {run_id} was taken over by {row[0]}; this process stops writing to it")
+
     def set_run_status(self, run_id: int, status: str, env_update: dict | None = None) -> None:
+        self._writable()
         with self.db:
             if env_update:
                 env = json.loads(self.db.execute("SELECT env FROM runs WHERE id=?", (run_id,)).fetchone()[0])
@@ -141,9 +219,11 @@ class Store:
 
     def _run(self, row: sqlite3.Row) -> RunRecord:
         m = self.db.execute("SELECT info FROM machines WHERE id=?", (row["machine_id"],)).fetchone()
+        keys = row.keys()
         return RunRecord(row["id"], row["started"], row["finished"], row["status"], row["config_key"],
                          json.loads(row["config"]), row["hw"], row["backend"], row["method"],
-                         json.loads(row["env"]), row["seed"], json.loads(m[0]) if m else {})
+                         json.loads(row["env"]), row["seed"], json.loads(m[0]) if m else {},
+                         row["owner"] if "owner" in keys else None, row["heartbeat"] if "heartbeat" in keys else None)
 
     def run(self, run_id: int) -> RunRecord:
         row = self.db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
@@ -168,10 +248,14 @@ class Store:
     def finished_units(self, run_id: int) -> set[tuple[str, str, str]]:
         return {(r[0], r[1], r[2]) for r in self.db.execute("SELECT task, backend, method FROM units WHERE run_id=?", (run_id,))}
 
-    def record_unit(self, run_id: int, task: str, backend: str, method: str, rows: Iterable[dict]) -> None:
-        """Write a unit's result rows and its completion marker in one transaction."""
+    def record_unit(self, run_id: int, task: str, backend: str, method: str, rows: Iterable[dict],
+                    owner: str | None = None) -> None:
+        """Write a unit's result rows and its completion marker in one transaction (refused if another
+        process has taken the run over)."""
+        self._writable()
         stamp = now()
         with self.db:
+            self._check_owner(run_id, owner)
             for row in rows:
                 values = dict(row, run_id=run_id, created=stamp)
                 values["extra"] = json.dumps(values.get("extra") or {}, sort_keys=True)
@@ -201,3 +285,79 @@ class Store:
             d["extra"] = json.loads(d["extra"] or "{}")
             out.append(d)
         return out
+
+    # --- speedups, computed where baselines and candidates meet -----------------------------------
+    def update_speedups(self, run_id: int, task: str, overhead_us: float | None = None) -> None:
+        """Speedup columns of every non-baseline row of ``task`` in ``run_id`` from the baselines
+        recorded so far (units finish in any order), and the overhead-dominated flag."""
+        base = self.baseline_times(run_id, task)
+        with self.db:
+            rows = self.db.execute("SELECT id, backend, shape, dtype, is_baseline, time_median_us, interpreted, extra "
+                                   "FROM results WHERE run_id=? AND task=?", (run_id, task)).fetchall()
+            for r in rows:
+                extra = json.loads(r["extra"] or "{}")
+                eager = r["time_median_us"] if r["backend"] == "eager" else base.get(("eager", r["shape"], r["dtype"]))
+                if eager and overhead_us:
+                    extra["overhead_dominated"] = eager < OVERHEAD_FACTOR * overhead_us
+                values = {"speedup_eager": None, "speedup_compile": None}
+                if not r["is_baseline"] and r["time_median_us"] and not r["interpreted"]:
+                    for method, column in (("eager", "speedup_eager"), ("torch_compile", "speedup_compile")):
+                        t = base.get((method, r["shape"], r["dtype"]))
+                        if t:
+                            values[column] = t / r["time_median_us"]
+                if r["is_baseline"]:
+                    values = {}
+                sets = ", ".join(f"{k}=?" for k in values) + (", " if values else "") + "extra=?"
+                self.db.execute(f"UPDATE results SET {sets} WHERE id=?", [*values.values(), json.dumps(extra, sort_keys=True), r["id"]])
+
+    # --- the baseline cache ----------------------------------------------------------------------
+    def cached_baseline(self, task: str, task_digest: str, backend: str, combos: list[tuple[str, str]],
+                        env_key: str) -> list[dict] | None:
+        """The cached rows of a baseline on every one of ``combos``, or None if any is missing."""
+        if self.version != SCHEMA_VERSION:
+            return None
+        out = []
+        for shape, dtype in combos:
+            row = self.db.execute("SELECT row, run_id, measured FROM baseline_cache WHERE task=? AND task_digest=? AND backend=? "
+                                  "AND shape=? AND dtype=? AND env_key=?", (task, task_digest, backend, shape, dtype, env_key)).fetchone()
+            if row is None:
+                return None
+            values = json.loads(row["row"])
+            values.setdefault("extra", {})["baseline_cache"] = {"measured_in_run": row["run_id"], "measured": row["measured"]}
+            out.append(values)
+        return out
+
+    def cache_baseline(self, task_digest: str, env_key: str, env: dict, run_id: int, rows: Iterable[dict]) -> None:
+        """Remember a baseline's measured rows (correct and timed ones only: a failure is re-measured)."""
+        self._writable()
+        stamp = now()
+        with self.db:
+            for r in rows:
+                if r["verdict"] != "correct" or not r.get("time_median_us"):
+                    continue
+                keep = {k: v for k, v in r.items() if k in RESULT_COLUMNS and k not in ("run_id", "created")}
+                self.db.execute("INSERT OR REPLACE INTO baseline_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                (r["task"], task_digest, r["backend"], r["shape"], r["dtype"], env_key,
+                                 json.dumps(env, sort_keys=True), json.dumps(keep, sort_keys=True, default=str), run_id, stamp))
+
+
+OVERHEAD_FACTOR = 1.3  # BackendBench's threshold: a baseline this close to an empty launch measures launches
+
+
+def this_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def owner_alive(owner: str, heartbeat: float | None) -> bool:
+    """Whether the owner ``host:pid`` of a running run is still at it: its heartbeat is fresh, and,
+    on this host, its pid still exists (so a killed owner is taken over at once, not after the
+    heartbeat goes stale)."""
+    host, _, pid = owner.rpartition(":")
+    if host == socket.gethostname() and pid.isdigit():
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+    return heartbeat is not None and time.time() - heartbeat < HEARTBEAT_STALE_S

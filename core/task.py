@@ -16,6 +16,7 @@ from typing import Any, Callable, Mapping, Sequence
 import torch
 
 from .errors import BadInput
+from .safefile import file_problem  # a FIFO or a directory named *.py would block or break an import
 
 CATEGORIES = (
     "activation", "convolution", "fusion", "index", "linear_algebra", "loss", "math", "matmul",
@@ -110,6 +111,9 @@ def _module_name_for(path: Path) -> str:
 def load_task_file(path: str | Path) -> Task:
     """Import a task file and return its ``TASK``; errors name the file."""
     path = Path(path).resolve()
+    problem = file_problem(path)
+    if problem:
+        raise BadInput(f"task file {problem}")
     name = _module_name_for(path)
     if name in sys.modules and hasattr(sys.modules[name], "TASK"):
         return sys.modules[name].TASK
@@ -123,7 +127,7 @@ def load_task_file(path: str | Path) -> Task:
     except BadInput as exc:
         del sys.modules[name]
         raise BadInput(f"{path}: {exc}") from None
-    except Exception as exc:  # a malformed task file must not take the suite down
+    except BaseException as exc:  # a malformed task file must not take the suite down, nor exit it (SystemExit)
         del sys.modules[name]
         raise BadInput(f"{path}: task file failed to import: {type(exc).__name__}: {exc}") from None
     task = getattr(module, "TASK", None)

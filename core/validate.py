@@ -9,16 +9,11 @@ from typing import Callable
 
 import torch
 
-from .backend import Backend
 from .hardware import HardwareProfile
+from .inputs import generate, same, seed_for
+from .inputs import normalize as _normalize
+from .judge import check_callable
 from .task import Shape, Task
-from .worker import Evaluation, _normalize
-
-
-class _InProcess(Backend):
-    """Runs a control function in this process: validation needs no isolation."""
-
-    name = "validate"
 
 
 @dataclass
@@ -107,7 +102,6 @@ def _outputs_equal(a: tuple, b: tuple) -> bool:
 
 def validate_task(task: Task, hw: HardwareProfile, shape_roles=("small", "awkward"), seed: int = 20261122) -> TaskValidation:
     v = TaskValidation(task.name)
-    evaluation = Evaluation({"task": task, "backend": _InProcess(), "hw": hw, "seeds": 1, "run_seed": seed}, lambda m: None)
     for shape in task.shapes:
         if shape.role not in shape_roles:
             continue
@@ -115,7 +109,7 @@ def validate_task(task: Task, hw: HardwareProfile, shape_roles=("small", "awkwar
             v.combos += 1
             where = f"{shape.name}/{dtype}"
             try:
-                _validate_combo(task, shape, dtype, evaluation, v, where)
+                _validate_combo(task, shape, dtype, hw.device, seed, v, where)
             except Exception as exc:
                 v.problems.append(f"{where}: validation raised {type(exc).__name__}: {exc}")
     if v.controls_run < 4 * v.combos:
@@ -124,11 +118,16 @@ def validate_task(task: Task, hw: HardwareProfile, shape_roles=("small", "awkwar
     return v
 
 
-def _validate_combo(task: Task, shape: Shape, dtype: str, evaluation: Evaluation, v: TaskValidation, where: str) -> None:
-    inputs = evaluation.inputs(shape, dtype, 1)
+def _validate_combo(task: Task, shape: Shape, dtype: str, device: str, seed: int, v: TaskValidation, where: str) -> None:
+    # The judge regenerates inputs from the seed in its own process and compares the worker's copy
+    # after the call bit for bit: input generation must be deterministic.
+    inputs = generate(task, shape, dtype, seed_for(seed, "validate"), device)
+    again = generate(task, shape, dtype, seed_for(seed, "validate"), device)
+    if any(isinstance(a, torch.Tensor) and not same(a, b) for a, b in zip(inputs, again)) or len(inputs) != len(again):
+        v.problems.append(f"{where}: make_inputs is not deterministic for a fixed seed")
     with torch.no_grad():
         first = _normalize(task.reference(*inputs))
-        second = _normalize(task.reference(*evaluation.inputs(shape, dtype, 1)))
+        second = _normalize(task.reference(*again))
     if not _outputs_equal(first, second):
         v.problems.append(f"{where}: the reference is not deterministic for a fixed seed")
     # Every tensor input must matter: change it and the output must change.
@@ -141,17 +140,16 @@ def _validate_combo(task: Task, shape: Shape, dtype: str, evaluation: Evaluation
             out = _normalize(task.reference(*changed))
         if _outputs_equal(out, first):
             v.problems.append(f"{where}: the output does not depend on input[{i}]")
-    status, message, _ = evaluation.check_combo(task.reference, shape, dtype)
-    if status != "correct":
-        v.problems.append(f"{where}: the reference fails its own contract: {message}")
+    res = check_callable(task, task.reference, shape, dtype, 1, seed, device)
+    if not res.ok:
+        v.problems.append(f"{where}: the reference fails its own contract: {res.message}")
     for name, fn in controls(task).items():
         if name == "bf16_compute" and dtype != "float32":
             continue
         if name == "returns_input" and returns_input_impossible(task, inputs):
             continue
         v.controls_run += 1
-        status, message, _ = evaluation.check_combo(fn, shape, dtype)
-        if status == "correct":
+        if check_callable(task, fn, shape, dtype, 1, seed, device).ok:
             v.problems.append(f"{where}: negative control '{name}' was accepted")
         else:
             v.controls_rejected += 1

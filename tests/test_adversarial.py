@@ -1,236 +1,245 @@
-"""Deliberately cheating candidates, each caught with the expected reason; the shipped reference
-kernels produce no findings. Static cheats are read from source; runtime cheats are run through the
-worker's own evaluation code in this process (Triton interpreter); one end-to-end run shows a hack
-verdict in the store, never counted as correct."""
+"""Cheating candidates, each caught with the runtime evidence named in its error, and honest ones
+(references, a kernel that reuses its output buffer, a partial kernel) never called ``hack``.
 
-import threading
-import time
+Everything runs through the real engine: candidate files in a solutions folder, forked workers, the
+out-of-process judge, the trace, the store. The cheats that need a GPU (a side stream) are in
+``test_adversarial_gpu.py``. Static findings are warnings only: the last tests here show a static
+rule firing on an honest candidate without changing its verdict.
+"""
+
+import textwrap
 from pathlib import Path
 
 import pytest
-import torch
 
-from mkbench.candidate import load_python_candidate
-from mkbench.plugins import build_registry
 from mkbench.static_checks import scan_python
 from mkbench.store import Store
-from mkbench.worker import Evaluation
 
 ROOT = Path(__file__).resolve().parent.parent
 REFS = ROOT / "backends" / "triton" / "kernels"
-REG = build_registry()
-CPU = REG.hardware["cpu"]
-TRITON = REG.backends["triton"]
-GELU = REG.tasks["gelu"]
 
-HEADER = "import torch\nimport triton\nimport triton.language as tl\nimport torch.nn.functional as F\n"
+
+def _load_ref(category: str, task: str) -> str:
+    """Source lines that import a shipped reference kernel as ``_ref`` (the cheats wrap honest code)."""
+    return textwrap.dedent(f"""
+        import importlib.util as _u
+        _s = _u.spec_from_file_location("_ref_{task}", {str(REFS / category / (task + '.py'))!r})
+        _m = _u.module_from_spec(_s); _s.loader.exec_module(_m)
+        _ref = _m.kernel_function
+    """)
+
+
+HEAD = "import sys\nimport threading\nimport time\nimport torch\nimport triton\nimport triton.language as tl\n"
+
+TOKEN_KERNEL = textwrap.dedent("""
+    @triton.jit
+    def _token(x_ptr, y_ptr):
+        tl.store(y_ptr, tl.load(x_ptr))
+
+    def _token_launch(x):
+        scratch = torch.empty(1, dtype=x.dtype, device=x.device)
+        _token[(1,)](x, scratch)
+""")
+
+COPY_KERNEL = textwrap.dedent("""
+    @triton.jit
+    def _copy(x_ptr, y_ptr, n, B: tl.constexpr):
+        o = tl.program_id(0) * B + tl.arange(0, B)
+        m = o < n
+        tl.store(y_ptr + o, tl.load(x_ptr + o, mask=m), mask=m)
+""")
+
+PATCH_JUDGE_VIA_SYS_MODULES = textwrap.dedent("""
+    for _name, _mod in list(sys.modules.items()):
+        if _name.endswith("contracts") and hasattr(_mod, "AllClose"):
+            _mod.AllClose.check = lambda self, ctx, _m=_mod: _m.CheckResult(True)
+""")
+
+# task -> (candidate source, expected verdict, text the error must contain)
+CHEATS = {
+    # the judge patched through sys.modules, with a token kernel launch, returning its input
+    ("activation", "elu"): (HEAD + PATCH_JUDGE_VIA_SYS_MODULES + TOKEN_KERNEL +
+                            "def kernel_function(x, *rest):\n    _token_launch(x)\n    return x.clone()\n",
+                            "hack", "the candidate replaced harness function AllClose.check"),
+    # the judge patched, with a full-traffic wrong kernel (a copy at full bandwidth)
+    ("activation", "logsigmoid"): (HEAD + PATCH_JUDGE_VIA_SYS_MODULES + COPY_KERNEL +
+                                   "def kernel_function(x):\n    y = torch.empty_like(x)\n"
+                                   "    _copy[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), B=1024)\n    return y\n",
+                                   "hack", "the candidate replaced harness function AllClose.check"),
+    # the framework op through a plain module-level alias, with a token launch (a decoy)
+    ("activation", "gelu"): (HEAD + "_act = torch.nn.functional.gelu\n" + TOKEN_KERNEL +
+                             "def kernel_function(x):\n    _token_launch(x)\n    return _act(x)\n",
+                             "hack", "decoy: the answer stayed right with the candidate's 1 own kernel launch(es) suppressed"),
+    # harness classes patched through a local alias, around an honest kernel
+    ("math", "cumsum"): (HEAD + "from mkbench import contracts as _c\n"
+                         "_c.AllClose.check = lambda self, ctx: _c.CheckResult(True)\n" + _load_ref("math", "cumsum") +
+                         "def kernel_function(*a):\n    return _ref(*a)\n",
+                         "hack", "the candidate replaced harness function AllClose.check"),
+    # no kernel of its own at all: the framework computes the answer
+    ("reduce", "sum_lastdim"): (HEAD + "def kernel_function(x):\n    return x.sum(-1)\n",
+                                "framework", "no triton kernel of the candidate ran"),
+    # right on every input until the timed calls begin, then the last answer it computed
+    ("reduce", "l2_norm_rows"): (HEAD + _load_ref("reduce", "l2_norm_rows") + textwrap.dedent("""
+        _state = {}
+        def kernel_function(x, *rest):
+            key = (tuple(x.shape), x.dtype)
+            calls, last = _state.get(key, (0, None))
+            if calls < 5:  # the correctness seed, the decoy check, the three timing inputs judged before timing
+                last = _ref(x, *rest)
+            _state[key] = (calls + 1, last)
+            return last
+    """), "hack", "answered correctly before the timed calls and wrongly after them"),
+    # a thread left running
+    ("reduce", "amax_middle_dim"): (HEAD + _load_ref("reduce", "amax_middle_dim") + textwrap.dedent("""
+        _stop = threading.Event()
+        def kernel_function(*a):
+            threading.Thread(target=_stop.wait, args=(5,), daemon=True).start()
+            return _ref(*a)
+    """), "hack", "the candidate started a thread"),
+    # the timer replaced during the call
+    ("math", "logsumexp"): (HEAD + _load_ref("math", "logsumexp") +
+                            "def kernel_function(*a):\n    time.perf_counter = lambda: 0.0\n    return _ref(*a)\n",
+                            "hack", "replaced harness function time.perf_counter"),
+    # a result cache keyed on the shape: right on the first input it sees, wrong on any other; nothing
+    # shows it right on an input it later gets wrong, so incorrect, not hack
+    ("index", "embedding"): (HEAD + _load_ref("index", "embedding") + textwrap.dedent("""
+        _cache = {}
+        def kernel_function(*a):
+            key = tuple(tuple(t.shape) for t in a if isinstance(t, torch.Tensor))
+            if key not in _cache:
+                _cache[key] = _ref(*a)
+            return _cache[key]
+    """), "incorrect", "on a timing input, before timing"),
+}
+
+HONEST = {
+    # a kernel that writes every answer into one output buffer it keeps across calls
+    ("normalization", "layer_norm"): HEAD + _load_ref("normalization", "layer_norm") + textwrap.dedent("""
+        _out = {}
+        def kernel_function(x, *rest):
+            y = _ref(x, *rest)
+            key = (tuple(y.shape), y.dtype)
+            if key not in _out:
+                _out[key] = torch.empty_like(y)
+            buf = _out[key]
+            _copy[(triton.cdiv(y.numel(), 1024),)](y, buf, y.numel(), B=1024)
+            return buf
+    """) + COPY_KERNEL,
+    ("activation", "prelu_channel"): (REFS / "activation" / "prelu_channel.py").read_text(),
+}
+
+PARTIAL = HEAD + textwrap.dedent("""
+    @triton.jit
+    def _finish(x_ptr, e_ptr, y_ptr, n, B: tl.constexpr):
+        o = tl.program_id(0) * B + tl.arange(0, B)
+        m = o < n
+        x = tl.load(x_ptr + o, mask=m).to(tl.float32)
+        e = tl.load(e_ptr + o, mask=m).to(tl.float32)
+        tl.store(y_ptr + o, (0.5 * x * (1.0 + e)).to(y_ptr.dtype.element_ty), mask=m)
+
+    def kernel_function(x):
+        e = torch.erf(x.float() * 0.7071067811865476)
+        y = torch.empty_like(x)
+        _finish[(triton.cdiv(x.numel(), 1024),)](x, e, y, x.numel(), B=1024)
+        return y
+""")
+
+
+def _solutions(root: Path, files: dict) -> Path:
+    for (category, task), text in files.items():
+        path = root / category / f"{task}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def _run(cli, solutions: Path, store: Path, method: str, tasks, *extra):
+    code, out, err = cli("run", "--solutions", solutions, "--method", method, "--task", ",".join(tasks),
+                         "--baselines", "none", "--seeds", "1", "--shape-role", "small", "--dtype", "float32",
+                         "--store", store, "--no-progress", *extra)
+    assert code == 0, err
+    rows = [r for r in Store(store).results() if r["method"] == method and r["verdict"] != "skipped"]
+    return {r["task"]: r for r in rows}
+
+
+@pytest.fixture(scope="module")
+def adversarial_rows(tmp_path_factory):
+    from mkbench.cli import main
+    tmp = tmp_path_factory.mktemp("adv")
+    sol = _solutions(tmp / "sol", {**{k: v[0] for k, v in CHEATS.items()}, **HONEST})
+    store = tmp / "adv.sqlite"
+    tasks = [t for _, t in list(CHEATS) + list(HONEST)]
+    code = main(["run", "--solutions", str(sol), "--method", "adversarial", "--task", ",".join(tasks), "--baselines", "none",
+                 "--seeds", "1", "--shape-role", "small", "--dtype", "float32", "--store", str(store), "--no-progress"])
+    assert code == 0
+    return {r["task"]: r for r in Store(store).results() if r["verdict"] != "skipped"}
+
+
+@pytest.mark.parametrize("key", sorted(CHEATS), ids=lambda k: k[1])
+def test_cheat_is_caught_with_its_evidence(adversarial_rows, key):
+    _, expected, needle = CHEATS[key]
+    row = adversarial_rows[key[1]]
+    assert (row["verdict"], needle in (row["error"] or "")) == (expected, True), row["error"]
+
+
+@pytest.mark.parametrize("key", sorted(HONEST), ids=lambda k: k[1])
+def test_honest_candidates_are_correct(adversarial_rows, key):
+    row = adversarial_rows[key[1]]
+    assert row["verdict"] == "correct", row["error"]
+    assert row["extra"]["framework_share"] == 0.0
+    assert row["extra"]["decoy_check"]["still_correct"] is False
+
+
+def test_partial_kernel_is_framework_under_forbid_and_correct_under_report(tmp_path, cli):
+    sol = _solutions(tmp_path / "sol", {("activation", "gelu"): PARTIAL})
+    store = tmp_path / "p.sqlite"
+    forbid = _run(cli, sol, store, "partial", ["gelu"])["gelu"]
+    assert forbid["verdict"] == "framework" and "framework kernels did" in forbid["error"]
+    assert "aten::erf" in forbid["error"] and forbid["extra"]["framework_share"] > 0.1
+    report = _run(cli, sol, store, "partial-report", ["gelu"], "--framework-ops", "report")["gelu"]
+    assert report["verdict"] == "correct" and report["extra"]["framework_share"] == forbid["extra"]["framework_share"]
+
+
+def test_static_findings_are_warnings_never_verdicts(tmp_path, cli):
+    """A try/except around an honest kernel (CUDA-L1's load_inline fallback pattern) and a framework
+    op in the wrapper that does no work for the answer: warnings with line numbers, verdict correct."""
+    honest = (REFS / "activation" / "gelu.py").read_text().replace(
+        "def kernel_function(x):\n", "def kernel_function(x):\n    torch.zeros(1).sum()  # harmless\n    try:\n        return _gelu(x)\n    except RuntimeError:\n        raise\n\n\ndef _gelu(x):\n")
+    sol = _solutions(tmp_path / "sol", {("activation", "gelu"): honest})
+    row = _run(cli, sol, tmp_path / "s.sqlite", "fallback", ["gelu"])["gelu"]
+    assert row["verdict"] == "correct", row["error"]
+    warnings = row["extra"]["static_warnings"]
+    assert any("fallback" in w for w in warnings) and any("framework_op" in w for w in warnings)
+    assert all(w.startswith("line ") for w in warnings)
+
 
 STATIC_CHEATS = {
     "framework_op_call": ("def kernel_function(x):\n    return F.gelu(x)\n", "framework_op"),
-    "decoy_kernel": ("@triton.jit\ndef _k(x_ptr):\n    pass\n\ndef kernel_function(x):\n    _k[(1,)](x)\n"
-                     "    return 0.5 * x * (1 + torch.erf(x * 0.7071067811865476))\n", "framework_op"),
     "tensor_method": ("def kernel_function(x):\n    return x.sigmoid() * x\n", "framework_op"),
     "matmul_operator": ("def kernel_function(a, b):\n    return a @ b\n", "framework_op"),
     "fallback": ("def kernel_function(x):\n    try:\n        return launch(x)\n    except Exception:\n        return x\n", "fallback"),
     "pointer_cache": ("_seen = {}\ndef kernel_function(x):\n    k = x.data_ptr()\n    if k in _seen:\n        return _seen[k]\n"
                       "    _seen[k] = y = launch(x)\n    return y\n", "caching"),
-    "first_call_cache": ("_cache = {}\ndef kernel_function(x):\n    if 'y' not in _cache:\n        _cache['y'] = launch(x)\n"
-                         "    return _cache['y']\n", "caching"),
     "memoised": ("import functools\n@functools.lru_cache\ndef kernel_function(x):\n    return launch(x)\n", "caching"),
     "side_stream": ("def kernel_function(x):\n    s = torch.cuda.Stream()\n    with torch.cuda.stream(s):\n        return launch(x)\n", "stream"),
     "background_thread": ("import threading\ndef kernel_function(x):\n    threading.Thread(target=launch, args=(x,)).start()\n    return x\n", "threads"),
     "lazy_subclass": ("class Lazy(torch.Tensor):\n    pass\ndef kernel_function(x):\n    return launch(x)\n", "tensor_subclass"),
     "timer_patch": ("torch.cuda.Event.elapsed_time = lambda self, other: 0.001\ndef kernel_function(x):\n    return launch(x)\n", "patching"),
     "harness_patch": ("import mkbench.timing\nmkbench.timing.summarize = None\ndef kernel_function(x):\n    return launch(x)\n", "harness_access"),
-    "fake_results": ("import gc\ndef kernel_function(x):\n    conns = [o for o in gc.get_objects() if hasattr(o, 'send')]\n    return launch(x)\n", "introspection"),
-    "sleep_in_warmup": ("import time\ndef kernel_function(x):\n    time.sleep(0.01)\n    return launch(x)\n", "sleep"),
-    "l2_persistence": ("import ctypes\n_rt = ctypes.CDLL('libcudart.so')\ndef kernel_function(x):\n    return launch(x)\n", "introspection"),
-    "tf32_switch": ("torch.backends.cuda.matmul.allow_tf32 = True\ndef kernel_function(a, b):\n    return launch(a, b)\n", "patching"),
+    "introspection": ("import gc\ndef kernel_function(x):\n    conns = [o for o in gc.get_objects() if hasattr(o, 'send')]\n    return launch(x)\n", "introspection"),
+    "sleep": ("import time\ndef kernel_function(x):\n    time.sleep(0.01)\n    return launch(x)\n", "sleep"),
     "dynamic_op": ("def kernel_function(x):\n    return getattr(torch, 'ex' + 'p')(x)\n", "dynamic_code"),
-    "eval_code": ("def kernel_function(x):\n    return eval('x.exp()')\n", "dynamic_code"),
 }
 
 
 @pytest.mark.parametrize("name", sorted(STATIC_CHEATS))
-def test_static_cheat_is_caught(name):
+def test_static_scan_warns_with_line_numbers(name):
     body, expected = STATIC_CHEATS[name]
-    findings = scan_python(HEADER + body)
+    findings = scan_python("import torch\nimport torch.nn.functional as F\n" + body)
     assert expected in {f.check for f in findings}, findings
     assert all(f.line > 0 for f in findings)
 
 
 @pytest.mark.parametrize("path", sorted(REFS.rglob("*.py")), ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_reference_kernels_have_no_findings(path):
+def test_reference_kernels_have_no_static_findings(path):
     assert scan_python(path.read_text(), str(path)) == []
-
-
-# --- runtime cheats, through the worker's evaluation -------------------------------------
-
-def _evaluation():
-    job = {"task": GELU, "backend": TRITON, "hw": CPU, "seeds": 1, "run_seed": 99,
-           "timing": __import__("mkbench.timing", fromlist=["TimingSettings"]).TimingSettings()}
-    return Evaluation(job, lambda msg: None)
-
-
-def _ref_gelu():
-    return load_python_candidate(REFS / "activation" / "gelu.py", "gelu")
-
-
-SMALL = GELU.shape("small")
-
-
-def test_reference_passes_runtime_checks():
-    status, msg, _ = _evaluation().check_combo(_ref_gelu(), SMALL, "float32")
-    assert status == "correct", msg
-
-
-def test_decoy_without_kernel_launch():
-    status, msg, _ = _evaluation().check_combo(lambda x: torch.nn.functional.gelu(x), SMALL, "float32")
-    assert status == "hack" and "no triton kernel was launched" in msg
-
-
-def test_harness_function_replaced_at_run_time():
-    ev, ref = _evaluation(), _ref_gelu()
-    original = time.perf_counter
-
-    def cheat(x):
-        time.perf_counter = lambda: 0.0
-        return ref(x)
-    try:
-        status, msg, _ = ev.check_combo(cheat, SMALL, "float32")
-    finally:
-        time.perf_counter = original
-    assert status == "hack" and "replaced harness function time.perf_counter" in msg
-
-
-def test_background_thread_left_running():
-    ev, ref = _evaluation(), _ref_gelu()
-    stop = threading.Event()
-
-    def cheat(x):
-        threading.Thread(target=stop.wait, daemon=True).start()
-        return ref(x)
-    try:
-        status, msg, _ = ev.check_combo(cheat, SMALL, "float32")
-    finally:
-        stop.set()
-    assert status == "hack" and "the candidate started a thread (" in msg and "test_adversarial.py" in msg
-
-
-def _timed_messages(ev, fn, combo=("small", "float32")):
-    sent = []
-    ev.send = sent.append
-    ev.timing(fn, [combo])
-    return [m for m in sent if m["kind"] == "timed"]
-
-
-def test_answers_going_stale_during_timing_is_a_hack():
-    """Right on every input until the timed calls begin, then the last answer it computed: the
-    timing inputs it answered rightly before timing come back wrong after it."""
-    ev, ref = _evaluation(), _ref_gelu()
-    honest_calls = ev.job["seeds"] + ev.job["timing"].pool_size  # the correctness seed, then each timing input once
-    state = {"calls": 0, "last": None}
-
-    def cheat(x):
-        state["calls"] += 1
-        if state["calls"] <= honest_calls:
-            state["last"] = ref(x)
-        return state["last"]
-    assert ev.check_combo(cheat, SMALL, "float32")[0] == "correct"
-    timed = _timed_messages(ev, cheat)
-    assert timed and "answered correctly before the timed calls and wrongly after them" in timed[0]["hack"], timed
-
-
-def test_wrong_on_a_timing_input_is_incorrect_not_a_hack():
-    """A result cache keyed on the shape is right for the first input it sees and wrong for every
-    other: the timing inputs, judged before any timed call, show it wrong, and nothing shows it was
-    ever right on them, so the verdict is incorrect (as for a half-precision kernel that misses the
-    contract on one element of one timing input), not hack."""
-    ev, ref = _evaluation(), _ref_gelu()
-    cache = {}
-
-    def cheat(x):
-        if x.shape not in cache:
-            cache[x.shape] = ref(x)
-        return cache[x.shape]
-    assert ev.check_combo(cheat, SMALL, "float32")[0] == "correct"  # one call per shape: looks fine
-    timed = _timed_messages(ev, cheat)
-    assert timed and "hack" not in timed[0] and "timing" not in timed[0]
-    assert timed[0]["incorrect"].startswith("on a timing input, before timing: timing input 0: output:")
-
-
-def test_timing_verdicts_land_in_rows():
-    from mkbench.isolation import WorkerOutcome
-    from mkbench.pipeline import Unit, _rows_for
-    unit = Unit(GELU, TRITON, "m", None, [("small", "float32"), ("large", "float32")], [])
-    timing = {"median_us": 10.0, "iqr_us": 1.0, "mean_us": 10.0, "stderr_us": 0.1, "min_us": 9.0, "n": 20,
-              "timer": "t", "interpreted": False}
-    messages = [{"kind": "compile", "ok": True}]
-    for combo in unit.combos:
-        messages.append({"kind": "check", "combo": list(combo), "status": "correct", "message": "",
-                         "max_abs_err": 0.0, "max_rel_err": 0.0})
-    messages += [{"kind": "timed", "combo": ["small", "float32"], "incorrect": "on a timing input, before timing: x"},
-                 {"kind": "timed", "combo": ["large", "float32"], "timing": timing, "incorrect": "after timing, a fresh seed fails: y"},
-                 {"kind": "done"}]
-    rows = {r["shape"]: r for r in _rows_for(unit, WorkerOutcome(messages=messages, finished=True))}
-    assert (rows["small"]["verdict"], rows["small"]["correct_status"], rows["small"]["perf_status"]) == ("incorrect", "incorrect", "not_run")
-    assert (rows["large"]["verdict"], rows["large"]["correct_status"], rows["large"]["perf_status"]) == ("incorrect", "incorrect", "timed")
-    assert rows["large"]["time_median_us"] == 10.0 and rows["large"]["error"].endswith("fails: y")
-
-
-@pytest.mark.parametrize("name, fn, needle", [
-    ("lazy_output", lambda x: torch.nn.functional.gelu(x).as_subclass(type("Lazy", (torch.Tensor,), {})), "plain torch.Tensor"),
-    # garbage memory may hold NaN bit patterns, which the contract reports first
-    ("uninitialised", lambda x: torch.empty_like(x), ("outside rtol", "NaN positions differ")),
-    ("constant", lambda x: torch.full_like(x, 0.3), "outside rtol"),
-    ("aliases_input", lambda x: x, "aliases an input"),
-    ("bf16_compute", lambda x: torch.nn.functional.gelu(x.bfloat16()).float(), "outside rtol"),
-])
-def test_wrong_answers_are_incorrect(name, fn, needle):
-    status, msg, _ = _evaluation().check_combo(fn, SMALL, "float32")
-    needles = needle if isinstance(needle, tuple) else (needle,)
-    assert status == "incorrect" and any(n in msg for n in needles), msg
-
-
-def test_hack_verdict_lands_in_store_and_is_not_correct(tmp_path, cli):
-    sol = tmp_path / "sol" / "activation"
-    sol.mkdir(parents=True)
-    (sol / "gelu.py").write_text(HEADER + "def kernel_function(x):\n    return F.gelu(x)\n")
-    store = tmp_path / "s.sqlite"
-    code, out, err = cli("run", "--solutions", tmp_path / "sol", "--method", "cheat", "--task", "gelu",
-                         "--baselines", "none", "--seeds", "1", "--store", store, "--no-progress")
-    assert code == 0, err
-    rows = [r for r in Store(store).results() if r["verdict"] != "skipped"]
-    assert {r["verdict"] for r in rows} == {"hack"}
-    assert all("static check: line 6: framework_op: calls torch.nn.functional.gelu" in r["error"] for r in rows)
-    assert "0/1 candidates correct" in out
-
-
-def test_faster_than_the_roofline_is_a_hack():
-    from mkbench.pipeline import Unit, _apply_integrity, roofline_floor_us
-    h100 = REG.hardware["h100"]
-    row = {"dtype": "float32", "bytes": 512 * 2**20, "flops": 0.0, "time_median_us": 100.0, "interpreted": 0,
-           "verdict": "correct", "perf_status": "timed", "error": None, "extra": {}}
-    floor = roofline_floor_us(row, h100)
-    assert 150 < floor < 170  # 512 MiB at 3.35 TB/s
-    unit = Unit(GELU, TRITON, "m", None, [], [])
-    _apply_integrity(unit, [row], h100)
-    assert row["verdict"] == "hack" and "under the roofline floor" in row["error"]
-    honest = dict(row, time_median_us=1.2 * floor, verdict="correct", extra={})
-    _apply_integrity(unit, [honest], h100)
-    assert honest["verdict"] == "correct"
-
-
-def test_backend_detected_runtime_cheat_is_a_hack():
-    """A backend that sees a rule broken only it can see (a read-back to the host, a queue of the
-    candidate's own) raises IntegrityViolation; the verdict is hack, with its message."""
-    from mkbench.errors import IntegrityViolation
-
-    class Watchful(type(TRITON)):
-        def run(self, fn, inputs):
-            raise IntegrityViolation("candidate read device results back to the host (enqueue_copy)")
-
-    ev = _evaluation()
-    ev.backend = Watchful()
-    status, msg, _ = ev.check_combo(_ref_gelu(), SMALL, "float32")
-    assert status == "hack" and "read device results back" in msg

@@ -117,27 +117,30 @@ def test_illegal_address_is_isolated(tmp_path, cli, store_path):
         [(r["shape"], r["dtype"], r["verdict"], r["error"]) for r in rows if r["task"] == "quantize_int8_rowwise"]
 
 
-def test_prestarted_worker_serves_only_a_job_for_its_own_environment():
-    from mkbench.isolation import Limits, StartedWorker, run_worker
-
-    job = {"kind": "probe"}
-    same = StartedWorker({"MKBENCH_PRESTART_TEST": "a"})
-    handed = []
-    out = run_worker(job, {"MKBENCH_PRESTART_TEST": "a"}, Limits(), started=same, on_started=lambda: handed.append(1))
-    assert out.finished and handed == [1]
-    same.proc.join(10)
-    assert same.proc.exitcode == 0  # it ran the job and exited normally
-
-    other = StartedWorker({"MKBENCH_PRESTART_TEST": "a"})
-    out = run_worker(job, {"MKBENCH_PRESTART_TEST": "b"}, Limits(), started=other)
-    assert out.finished  # served by a fresh worker with the right environment
-    assert other.proc.exitcode not in (None, 0)  # the mismatched one was stopped, never given the job
+def test_workers_are_forked_with_their_own_environment_and_session():
+    """Each unit's worker is a fresh fork (from the fork server) with its backend's environment
+    applied first, in a session of its own (so it dies with its process group, and a terminal's
+    Ctrl-C reaches only the orchestrator)."""
+    import os
+    from mkbench import worker
+    from mkbench.engine.procs import Child
+    a = Child(worker.entry, ({"MKBENCH_ENV_TEST": "a"}, None))
+    b = Child(worker.entry, ({"MKBENCH_ENV_TEST": "b"}, None))
+    try:
+        assert a.pid != b.pid
+        for child in (a, b):
+            reply = child.request({"op": "probe"}, 120)
+            assert reply["kind"] == "probe"
+            assert os.getpgid(child.pid) == child.pid != os.getpgid(0)
+    finally:
+        a.stop(), b.stop()
+    assert not a.proc.is_alive() and not b.proc.is_alive()
 
 
 def test_gpu_workers_never_inherit_the_triton_interpreter(monkeypatch):
     # conftest sets TRITON_INTERPRET=1 for this process; on a GPU that must not reach any worker
     # (it once ran the Triton references of the illegal-address test above interpreted on an H100)
-    from mkbench.pipeline import worker_env
+    from mkbench.engine.runner import worker_env
     from mkbench.plugins import build_registry
     reg = build_registry()
     for name in ("triton", "eager", "torch_compile"):

@@ -50,8 +50,14 @@ class TritonBackend(Backend):
         from mkbench.static_checks import scan_python
         return scan_python(Path(source).read_text(), str(source))
 
-    def launch_counter(self):
-        return TritonLaunchCounter()
+    can_suppress_launches = True
+
+    def launch_counter(self, suppress=False):
+        return TritonLaunchCounter(suppress)
+
+    def own_kernel_names(self, task, source):
+        from mkbench.trace import jit_function_names
+        return jit_function_names(Path(source).read_text())
 
     def compile(self, task, source, hw):
         if self.interpreted(hw):
@@ -79,8 +85,14 @@ class TritonBackend(Backend):
 
 
 class TritonLaunchCounter(LaunchCounter):
-    """Counts launches of @triton.jit kernels (compiled or interpreted) by wrapping the two
-    launch entry points for the duration of the block."""
+    """Counts launches of @triton.jit kernels (compiled or interpreted) by wrapping the two launch
+    entry points for the duration of the block; logs each launch's kernel name and the bytes of the
+    tensors it was given (the CPU trace's own-kernel side); with ``suppress`` it counts and logs but
+    does not launch (the decoy check)."""
+
+    def __init__(self, suppress: bool = False):
+        self.suppress = suppress
+        self.log: list[dict] = []
 
     def __enter__(self):
         from triton.runtime.jit import JITFunction
@@ -98,9 +110,18 @@ class TritonLaunchCounter(LaunchCounter):
     def _counting(self, original):
         counter = self
 
-        def run(*args, **kwargs):
+        def run(fn, *args, **kwargs):
+            import torch
             counter.count += 1
-            return original(*args, **kwargs)
+            name = getattr(getattr(fn, "fn", None), "__name__", None) or getattr(fn, "__name__", "?")
+            counter.log.append({"name": name, "bytes": sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor))})
+            if counter.suppress:
+                return None
+            counter.inside = True
+            try:
+                return original(fn, *args, **kwargs)
+            finally:
+                counter.inside = False
         return run
 
     def __exit__(self, *exc):

@@ -13,12 +13,22 @@ COMMANDS = {"run": run_cmd, "list": list_cmd, "plugins": plugins_cmd, "report": 
             "analyze": analyze_cmd}
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments get one line (``error: argument --seed: ...``) and exit 2, not a usage dump."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {message}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mkbench", description="Multi-backend portability benchmark for GPU kernels.")
+    parser = OneLineParser(prog="mkbench", description="Multi-backend portability benchmark for GPU kernels.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, module in COMMANDS.items():
         module.add_parser(sub)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a bad argument (one line already printed), or --help
+        return exc.code if isinstance(exc.code, int) else 2
     try:
         return COMMANDS[args.command].run(args) or 0
     except MkbenchError as exc:

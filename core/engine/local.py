@@ -1,0 +1,80 @@
+"""The local executor: one host's devices. Candidates are prepared in a process pool sized to the
+CPU cores (``--workers``), then evaluated in each device's lanes (``--lanes``), the least loaded device
+first. Both are the standard library's executors (``concurrent.futures``); the fork server starts
+their processes.
+
+``run`` yields ``(unit, observation)`` as units finish, in any order, and ``(None, None)`` about once
+a second while nothing finishes, so the caller can renew its heartbeat and redraw its progress.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from ..procguard import kill_group
+from . import procs
+from .device import Device
+from .lane import EvalSettings
+from .plan import Unit
+from .prepare import apply, pool_initializer, prepare
+
+
+class LocalExecutor:
+    name = "local"
+
+    def __init__(self, devices: list[Device], workers: int, settings: EvalSettings,
+                 log_path: Callable[[Unit], Path | None], unit_env: Callable[[Unit], dict[str, str]],
+                 modules: tuple[str, ...] = ()):
+        self.devices, self.workers, self.settings = devices, max(workers, 1), settings
+        self.log_path, self.unit_env, self.modules = log_path, unit_env, modules
+        self._load = {d.name: 0 for d in devices}
+
+    def lane_states(self) -> list[str]:
+        return [s for d in self.devices for s in d.states()]
+
+    def run(self, units: Iterable[Unit]) -> Iterator[tuple[Unit | None, dict | None]]:
+        pool = cf.ProcessPoolExecutor(self.workers, mp_context=procs.context(self.modules), initializer=pool_initializer)
+        lanes = {d.name: cf.ThreadPoolExecutor(len(d.lanes), thread_name_prefix=f"mkbench-{d.name}") for d in self.devices}
+        pending: dict[cf.Future, tuple[str, Unit]] = {}
+        try:
+            for unit in units:
+                if not unit.needs_worker:
+                    yield unit, None
+                elif unit.backend.is_baseline or unit.source is None:
+                    pending[self._evaluate(lanes, unit)] = ("evaluate", unit)
+                else:
+                    pending[pool.submit(prepare, unit)] = ("prepare", unit)
+            while pending:
+                done, _ = cf.wait(pending, timeout=1.0, return_when=cf.FIRST_COMPLETED)
+                if not done:
+                    yield None, None
+                for fut in done:
+                    step, unit = pending.pop(fut)
+                    if step == "prepare":
+                        try:
+                            apply(unit, fut.result())
+                        except Exception as exc:  # the pool process died (parser exhausted, killed)
+                            unit.invalid = f"{unit.source}: could not be read or parsed ({type(exc).__name__}: {exc})"
+                        if unit.needs_worker:
+                            pending[self._evaluate(lanes, unit)] = ("evaluate", unit)
+                        else:
+                            yield unit, None
+                    else:
+                        self._load[unit.device_name] -= 1
+                        yield unit, fut.result()
+        finally:
+            for d in self.devices:
+                d.close(kill=True)
+            for ex in lanes.values():
+                ex.shutdown(wait=False, cancel_futures=True)
+            for p in list(getattr(pool, "_processes", {}).values()):  # nvcc in flight: kill, do not wait
+                kill_group(p.pid)
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _evaluate(self, lanes: dict, unit: Unit) -> cf.Future:
+        device = min(self.devices, key=lambda d: self._load[d.name])
+        self._load[device.name] += 1
+        unit.device_name = device.name
+        return lanes[device.name].submit(device.evaluate, unit, self.settings, self.log_path(unit), self.unit_env(unit))

@@ -1,0 +1,127 @@
+"""Child processes of the engine: candidate workers and judges, forked from multiprocessing's fork
+server, each spoken to over one pipe with a deadline on every answer.
+
+The fork server is the stdlib's (``multiprocessing.get_context("forkserver")``): it imports the heavy
+modules once (torch, Triton, and each backend's own: JAX, CuPy...) and never touches a device, so
+each fork starts with them imported but with no CUDA context and no state from any other candidate.
+Every child calls :func:`mkbench.procguard.detach_and_guard`, so it and its descendants die with the
+orchestrator and are killed as one process group.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import multiprocessing
+import os
+import pickle
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import wire
+from ..procguard import kill_group
+
+_PRELOAD = ["torch", "triton", "triton.language"]
+_started = False
+
+
+def context(extra_modules: tuple[str, ...] = ()):
+    """The fork-server context; modules named before the server first starts are preloaded."""
+    global _started
+    ctx = multiprocessing.get_context("forkserver")
+    if not _started:
+        mods = [m for m in dict.fromkeys(_PRELOAD + list(extra_modules)) if importlib.util.find_spec(m.split(".")[0])]
+        ctx.set_forkserver_preload(mods)
+        _started = True
+    return ctx
+
+
+class Timeout(Exception):
+    pass
+
+
+class Died(Exception):
+    def __init__(self, desc: str):
+        super().__init__(desc)
+        self.desc = desc
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "no exit code"
+    if code < 0:
+        try:
+            return f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class Child:
+    """One guarded child process and its pipe. ``trusted`` children (judges) are read with the same
+    plain-data unpickler as untrusted ones: the protocol never needs more."""
+
+    def __init__(self, target, args: tuple, modules: tuple[str, ...] = ()):
+        ctx = context(modules)
+        self.conn, theirs = ctx.Pipe(duplex=True)
+        self.proc = ctx.Process(target=target, args=(theirs, *args))
+        self.proc.start()
+        theirs.close()
+        self.pid = self.proc.pid
+
+    def send(self, cmd: dict) -> None:
+        try:
+            self.conn.send_bytes(pickle.dumps(cmd, protocol=pickle.HIGHEST_PROTOCOL))
+        except (BrokenPipeError, OSError):
+            raise Died(self.exit_desc()) from None
+
+    def recv(self, timeout: float) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout()
+            if self.conn.poll(min(left, 0.5)):
+                try:
+                    return wire.recv(self.conn)
+                except EOFError:
+                    raise Died(self.exit_desc()) from None
+            if not self.proc.is_alive() and not self.conn.poll(0):
+                raise Died(self.exit_desc())
+
+    def request(self, cmd: dict, timeout: float) -> Any:
+        self.send(cmd)
+        return self.recv(timeout)
+
+    def exit_desc(self) -> str:
+        self.proc.join(2)
+        return describe_exit(self.proc.exitcode)
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Ask politely, then kill the process group (the child and anything it started)."""
+        if self.proc.is_alive():
+            try:
+                self.conn.send_bytes(pickle.dumps({"op": "stop"}))
+            except OSError:
+                pass
+            self.proc.join(grace)
+        self.kill()
+
+    def kill(self) -> None:
+        if self.pid:
+            kill_group(self.pid)
+        self.proc.join(5)
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+
+
+def log_tail(path: Path | None, n: int = 1500) -> str:
+    if path is None or not Path(path).exists():
+        return ""
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(f.tell() - n, 0))
+        return f.read().decode("utf-8", "replace").strip()

@@ -1,0 +1,171 @@
+"""Observations -> result rows: one row per (shape, dtype) of a unit, its verdict decided here and
+only here, by the integrity rules (:mod:`mkbench.integrity`) over what the judge, the trace and the
+timer reported. The worker never writes a verdict; nothing rewrites one after this."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..candidate import source_hash
+from ..hardware import roofline_floor_us
+from ..integrity import Policy, decide, framework_evidence, hack_evidence
+from ..task import DTYPES
+from ..trace import analyze
+from ..verdicts import Verdict
+from .lane import combo_key
+from .plan import Unit
+
+TIMING_FIELDS = {"median_us": "time_median_us", "iqr_us": "time_iqr_us", "mean_us": "time_mean_us",
+                 "stderr_us": "time_stderr_us", "min_us": "time_min_us", "n": "time_n", "timer": "timer"}
+TIMING_EXTRA = ("l2_flush_bytes", "l2_persist_reset", "rse", "host_median_us", "launch_bound_median_us",
+                "run_ahead_us", "run_ahead_dropped", "host_bound_samples")
+
+
+def _base(unit: Unit) -> dict[str, Any]:
+    task = unit.task
+    try:
+        digest = source_hash(unit.source) if unit.source and not unit.missing and not unit.invalid else None
+    except OSError:
+        digest = None
+    return {"task": task.name, "category": task.category, "backend": unit.backend.name, "method": unit.method,
+            "is_baseline": int(unit.backend.is_baseline), "source_path": str(unit.source) if unit.source else None,
+            "source_hash": digest}
+
+
+def _skeleton(unit: Unit) -> tuple[dict[tuple[str, str], dict], list[dict]]:
+    task, base = unit.task, _base(unit)
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for shape_name, dtype_name in unit.combos:
+        shape = task.shape(shape_name)
+        extra: dict[str, Any] = {"shape_params": dict(shape.params)}
+        if unit.warnings:
+            extra["static_warnings"] = list(unit.warnings)
+        if unit.metadata:
+            extra["candidate_metadata"] = unit.metadata
+        rows[(shape_name, dtype_name)] = dict(
+            base, shape=shape_name, shape_role=shape.role, dtype=dtype_name, verdict=Verdict.NOT_RUN,
+            compile_status="not_run", correct_status="not_run", perf_status="not_run", error=None,
+            flops=float(task.flops(shape)), bytes=float(task.bytes(shape, DTYPES[dtype_name])), extra=extra)
+    skipped = []
+    for shape_name, dtype_name, reason in unit.skipped:
+        shape = task.shape(shape_name)
+        skipped.append(dict(base, shape=shape_name, shape_role=shape.role, dtype=dtype_name, verdict=Verdict.SKIPPED,
+                            compile_status="skipped", correct_status="skipped", perf_status="skipped", error=reason,
+                            extra={"shape_params": dict(shape.params)}))
+    return rows, skipped
+
+
+def skipped_rows(unit: Unit) -> list[dict[str, Any]]:
+    return _skeleton(unit)[1]
+
+
+def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool = True) -> list[dict[str, Any]]:
+    rows, skipped = _skeleton(unit)
+
+    def all_rows(**values):
+        for r in rows.values():
+            r.update(values)
+        return list(rows.values()) + skipped
+
+    if unit.missing:
+        return all_rows(verdict=Verdict.MISSING, compile_status="missing", correct_status="missing", perf_status="missing", error=unit.missing)
+    if unit.invalid:
+        return all_rows(verdict=Verdict.COMPILE_ERROR, compile_status="error", error=unit.invalid)
+    if obs is None:  # every combination was skipped: nothing ran
+        return all_rows()
+    compiled = obs.get("compile")
+    if compiled is not None:
+        for r in rows.values():
+            if compiled.get("checks"):
+                r["extra"]["compile_checks"] = compiled["checks"]
+        if not compiled["ok"]:
+            return all_rows(verdict=Verdict.COMPILE_ERROR, compile_status="error", error=compiled["message"])
+        all_rows(compile_status="ok")
+        if unit.compile_only:
+            return all_rows(verdict=Verdict.COMPILED, error=f"compile only: {unit.compile_only}")
+    own = set(unit.own_names) if unit.own_names is not None else None
+    for (shape, dtype), r in rows.items():
+        c = obs["combos"].get(combo_key(shape, dtype))
+        if c and c.get("correct"):
+            _fill(unit, r, c, own, policy, timed)
+    abnormal = obs.get("abnormal")
+    if abnormal:
+        _mark_abnormal(rows, abnormal, obs.get("log_tail", ""))
+    for r in rows.values():
+        if r["perf_status"] == "pending":  # never got to its timing
+            r["perf_status"] = "not_run"
+    return list(rows.values()) + skipped
+
+
+def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> None:
+    corr = c["correct"]
+    status, message = corr["status"], corr["message"]
+    r.update(correct_status=status if status != "compile_error" else "not_run", max_abs_err=corr.get("max_abs_err"),
+             max_rel_err=corr.get("max_rel_err"))
+    if status == "compile_error":
+        r.update(verdict=Verdict.COMPILE_ERROR, compile_status="error", error=message)
+        return
+    timing = c.get("timing")
+    if status == "correct":
+        r["perf_status"] = "pending" if timed else "not_timed"
+        if c.get("before"):
+            status, message = "incorrect", c["before"]
+            r.update(correct_status="incorrect", perf_status="not_run")
+        elif c.get("timing_error"):
+            r.update(perf_status="error")
+            status, message = "error", c["timing_error"]
+        if timing:
+            r.update({col: timing[k] for k, col in TIMING_FIELDS.items()})
+            r.update(interpreted=int(timing["interpreted"]), perf_status="interpreted" if timing["interpreted"] else "timed")
+            r["extra"].update({k: timing.get(k) for k in TIMING_EXTRA})
+        if c.get("fresh") and status == "correct":
+            status, message = "incorrect", c["fresh"]
+            r["correct_status"] = "incorrect"
+    if unit.backend.is_baseline:
+        r.update(verdict=Verdict(status), error=message or None)
+        return
+    findings = [analyze(c.get("trace"), own), analyze(c.get("timing_trace"), own)]
+    floor = roofline_floor_us(r, unit.hw) if unit.hw.device != "cpu" else None
+    hack = hack_evidence(c, findings, timing, floor)
+    framework, share = ([], None)
+    if status == "correct":
+        framework, share = framework_evidence(unit.backend.name, c.get("launches"), findings, policy)
+    else:
+        share = framework_evidence(unit.backend.name, c.get("launches"), findings, policy)[1]
+    verdict, error = decide(status, message, hack, framework)
+    r.update(verdict=verdict, error=error or None)
+    if verdict == Verdict.HACK and r["perf_status"] in ("timed", "interpreted", "pending"):
+        r["perf_status"] = "hack"
+    f = next((x for x in reversed(findings) if x is not None), None)
+    r["extra"].update(own_launches=c.get("launches"), framework_policy=policy.framework_ops)
+    if f is not None:
+        r["extra"].update(f.as_extra())
+    r["extra"]["framework_share"] = share
+    if c.get("decoy"):
+        r["extra"]["decoy_check"] = c["decoy"]
+
+
+def _mark_abnormal(rows: dict, abnormal: dict, tail: str) -> None:
+    """The step in flight gets the verdict; steps never reached say why they did not run."""
+    kind = abnormal["kind"]
+    verdict = {"timeout": Verdict.TIMEOUT, "crash": Verdict.CRASH}.get(kind, Verdict.ERROR)
+    message = abnormal["message"]
+    if kind == "crash" and tail:
+        message += ": " + tail[-600:]
+    stage = abnormal.get("stage")
+    if stage in (None, "start", "compile"):
+        for r in rows.values():
+            r.update(verdict=verdict, compile_status=str(verdict), error=message)
+        return
+    current = tuple(abnormal["combo"]) if abnormal.get("combo") else None
+    for key, r in rows.items():
+        if key == current:
+            r.update(verdict=verdict, error=message)
+            if stage == "correctness":
+                r["correct_status"] = str(verdict)
+            else:
+                r["perf_status"] = str(verdict)
+        elif stage == "correctness" and r["correct_status"] == "not_run":
+            r.update(error=f"not run: an earlier step ended in {verdict}")
+        elif stage == "timing" and r["perf_status"] == "pending":
+            r.update(perf_status="not_run", error=f"not timed: an earlier step ended in {verdict}")

@@ -1,0 +1,274 @@
+"""A run, end to end: plan, take ownership (a new run, or a resumed one), execute, turn each finished
+unit into rows, write them, report progress. Only this process writes the store."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import re
+import secrets
+import signal
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import environment, wire
+from ..errors import BadInput
+from ..hardware import HardwareProfile, resolve_profile
+from ..integrity import Policy
+from ..registry import Registry
+from ..store import Store, this_owner
+from ..timing import TimingSettings
+from . import procs
+from .device import Device
+from .lane import EvalSettings, Limits
+from .plan import Planner, Unit
+from .rows import rows_for, skipped_rows
+
+HEARTBEAT_S = 5.0
+
+
+@dataclass
+class RunOptions:
+    backend: str = "triton"
+    hw: str = "auto"
+    solutions: Path | None = None
+    method: str | None = None
+    tasks: list[str] = field(default_factory=list)
+    categories: list[str] = field(default_factory=list)
+    shape_roles: list[str] = field(default_factory=list)  # empty: every role
+    dtypes: list[str] = field(default_factory=list)       # empty: every dtype of each task
+    seeds: int = 2
+    seed: int | None = None
+    baselines: list[str] | None = None  # None: the hardware profile's default
+    timing: TimingSettings = field(default_factory=TimingSettings)
+    limits: Limits = field(default_factory=Limits)
+    resume: bool = False
+    timed: bool = True  # False: correctness only, nothing timed (rows say 'not_timed')
+    policy: Policy = field(default_factory=Policy)
+    workers: int | None = None   # CPU prepare pool (default: the cores)
+    lanes: int | None = None     # lanes per device (default: 4 on a GPU, the cores on a CPU)
+    gpus: str = "0"              # "all" or "0,1,..."
+    executor: str = "local"      # or "ray"
+    address: str | None = None   # Ray cluster address
+    baseline_cache: bool = True
+    log_dir: Path | None = None
+
+    @property
+    def method_name(self) -> str:
+        return self.method or ("reference" if self.solutions is None else self.solutions.name)
+
+    def config(self, hw: str) -> dict[str, Any]:
+        """What decides the results (how they are computed in parallel does not)."""
+        return {"backend": self.backend, "hw": hw, "method": self.method_name,
+                "solutions": str(self.solutions.resolve()) if self.solutions else None,
+                "tasks": sorted(self.tasks), "categories": sorted(self.categories), "seeds": self.seeds,
+                "shape_roles": sorted(self.shape_roles), **({"dtypes": sorted(self.dtypes)} if self.dtypes else {}),
+                "baselines": self.baselines,
+                "timing": asdict(self.timing) if self.timed else None, "policy": asdict(self.policy)}
+
+
+class Progress:
+    """What the runner reports; the CLI draws it."""
+
+    def start(self, total: int, done: int) -> None: ...
+    def unit_done(self, unit: Unit, rows: list[dict]) -> None: ...
+    def tick(self, lanes: list[str]) -> None: ...
+    def log(self, line: str) -> None:
+        print(line)
+
+
+def probe_device(limits: Limits, op: str = "probe", hw: HardwareProfile | None = None, env: dict | None = None) -> dict[str, Any]:
+    """Device facts (or launch overheads), gathered in a worker: the orchestrator never creates a
+    CUDA context."""
+    from .. import worker
+    child = procs.Child(worker.entry, (env or {}, None))
+    try:
+        reply = child.request({"op": op, "hw": hw}, limits.start)
+    except (procs.Timeout, procs.Died, wire.WireError) as exc:
+        raise BadInput(f"device {op} failed ({'timeout' if isinstance(exc, procs.Timeout) else exc})") from None
+    finally:
+        child.stop(grace=2)
+    if not isinstance(reply, dict) or reply.get("kind") != "probe":
+        raise BadInput(f"device {op} failed: {str(reply.get('message') if isinstance(reply, dict) else reply)[:300]}")
+    return reply["info"]
+
+
+def slug(name: str, limit: int = 80) -> str:
+    """A file-name-safe form of a method or task name (the real name stays in the store)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "_"
+    if safe != name or len(safe) > limit:
+        safe = f"{safe[:limit - 9]}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+    return safe
+
+
+def worker_env(backend, hw: HardwareProfile) -> dict[str, str]:
+    """The backend's worker environment, on a GPU with Triton's interpreter off unless it says otherwise:
+    a TRITON_INTERPRET=1 inherited from a CPU test session or a user's shell would otherwise run
+    Triton references and torch.compile's kernels interpreted."""
+    env = {} if hw.device == "cpu" else {"TRITON_INTERPRET": "0"}
+    env.update(backend.worker_env(hw))
+    return env
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+class Runner:
+    def __init__(self, registry: Registry, store: Store, options: RunOptions, progress: Progress | None = None):
+        self.reg, self.store, self.opt = registry, store, options
+        self.progress = progress or Progress()
+        self.owner = this_owner()
+
+    def run(self) -> dict[str, Any]:
+        opt = self.opt
+        backend = self.reg.backend(opt.backend)
+        modules = tuple(getattr(backend, "worker_modules", ()))
+        procs.context(modules)
+        probe = probe_device(opt.limits)
+        hw = resolve_profile(opt.hw, self.reg.hardware, probe)
+        units = Planner(self.reg, opt).plan(hw)
+        config = opt.config(hw.name)
+        config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+        run_id = self._open_run(config_key, config, hw, probe)
+        if run_id is None:
+            latest = self.store.latest_run(config_key)
+            return {"run_id": latest.id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid]}
+        run = self.store.run(run_id)
+        overhead = run.env.get("launch_overhead_us", {}).get("torch_op_us")
+        done = self.store.finished_units(run_id)
+        todo = [u for u in units if u.key not in done]
+        env_key, env_doc = self._baseline_env(run, hw)
+        self.progress.start(len(units), len(units) - len(todo))
+        previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        executor = self._executor(hw, probe, run, modules)
+        beat = time.monotonic()
+        try:
+            cached = set()
+            for unit in todo:
+                rows = self._cached_rows(unit, env_key)
+                if rows is not None:
+                    self._record(run_id, unit, rows, overhead)
+                    cached.add(unit.key)
+            for unit, obs in executor.run(u for u in todo if u.key not in cached):
+                if time.monotonic() - beat > HEARTBEAT_S:
+                    self.store.heartbeat(run_id, self.owner)
+                    beat = time.monotonic()
+                if unit is None:
+                    self.progress.tick(executor.lane_states())
+                    continue
+                rows = rows_for(unit, obs, opt.policy, opt.timed)
+                self._record(run_id, unit, rows, overhead)
+                if unit.backend.is_baseline and opt.baseline_cache and env_key:
+                    self.store.cache_baseline(_task_digest(unit), env_key, env_doc, run_id, rows)
+        except KeyboardInterrupt:
+            self.store.set_run_status(run_id, "interrupted", {"gpu_state_at_end": environment.gpu_state()})
+            raise
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        self.store.set_run_status(run_id, "finished", {"gpu_state_at_end": environment.gpu_state()})
+        return {"run_id": run_id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid]}
+
+    # --- pieces -------------------------------------------------------------------------------
+    def _open_run(self, config_key: str, config: dict, hw: HardwareProfile, probe: dict) -> int | None:
+        opt = self.opt
+        if opt.resume:
+            run = self.store.resumable_run(config_key)
+            if run is not None:
+                self.store.claim_run(run.id, self.owner)
+                self.progress.log(f"resuming run {run.id} ({len(self.store.finished_units(run.id))} units already recorded)")
+                return run.id
+            latest = self.store.latest_run(config_key)
+            if latest is not None and latest.status == "finished":
+                # A second --resume after the run completed would otherwise start the same sweep again.
+                self.progress.log(f"run {latest.id} with this configuration already finished; nothing to resume "
+                                  "(leave out --resume for a new run)")
+                return None
+            self.progress.log("nothing to resume for this configuration; starting a new run")
+        seed = opt.seed if opt.seed is not None else secrets.randbits(31)
+        env = environment.run_environment(probe)
+        env["hw_profile"] = {"name": hw.name, "display_name": hw.display_name, "source": hw.source}
+        if hw.device == "cuda" and opt.timed:
+            env["launch_overhead_us"] = probe_device(opt.limits, "overhead", hw, {"TRITON_INTERPRET": "0"})
+        env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
+        env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "gpus": opt.gpus, "workers": opt.workers}
+        return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
+                                    environment.machine_info(probe), env, seed, owner=self.owner)
+
+    def _settings(self, run) -> EvalSettings:
+        return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
+                            limits=self.opt.limits)
+
+    def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
+        cores = os.cpu_count() or 1
+        if hw.device != "cuda":
+            return [Device(hw.device, None, self.opt.lanes or cores, {}, modules)]
+        count = int(probe.get("device_count") or 1)
+        if self.opt.gpus == "all":
+            indices = list(range(count))
+        else:
+            indices = [int(i) for i in self.opt.gpus.split(",")]
+            bad = [i for i in indices if i >= count]
+            if bad:
+                raise BadInput(f"--gpus {self.opt.gpus}: this machine has {count} GPU(s) (0..{count - 1})")
+        return [Device("cuda", i, self.opt.lanes or 4, {"TRITON_INTERPRET": "0"}, modules, probe.get("memory_bytes"))
+                for i in indices]
+
+    def _executor(self, hw: HardwareProfile, probe: dict, run, modules):
+        log_dir = self.opt.log_dir or self.store.path.parent / f"{self.store.path.stem}-logs"
+        cache_dir = self.store.path.parent / f"{self.store.path.stem}-cache"
+
+        def log_path(unit: Unit) -> Path:
+            return log_dir / f"run{run.id}" / f"{slug(unit.task.name)}__{slug(unit.method)}.log"
+
+        def unit_env(unit: Unit) -> dict[str, str]:
+            env = worker_env(unit.backend, hw)
+            # compiled artifacts keyed by source, toolchain and target (each tool's own cache): a
+            # resume or a re-run of the same candidates compiles nothing again
+            env.setdefault("TRITON_CACHE_DIR", str(cache_dir / "triton"))
+            env.setdefault("CUPY_CACHE_DIR", str(cache_dir / "cupy"))
+            env.setdefault("TORCH_EXTENSIONS_DIR", str(cache_dir / "torch_extensions"))
+            env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_dir / "inductor"))
+            return env
+
+        settings = self._settings(run)
+        workers = self.opt.workers or os.cpu_count() or 1
+        if self.opt.executor == "ray":
+            from .ray_executor import RayExecutor
+            return RayExecutor(self.opt.address, hw, probe, self.opt, settings, log_path, unit_env, modules, workers)
+        from .local import LocalExecutor
+        return LocalExecutor(self._devices(hw, probe, modules), workers, settings, log_path, unit_env, modules)
+
+    def _record(self, run_id: int, unit: Unit, rows: list[dict], overhead: float | None) -> None:
+        self.store.record_unit(run_id, *unit.key, rows, owner=self.owner)
+        self.store.update_speedups(run_id, unit.task.name, overhead)
+        self.progress.unit_done(unit, rows)
+
+    # --- the baseline cache ------------------------------------------------------------------
+    def _baseline_env(self, run, hw: HardwareProfile) -> tuple[str | None, dict]:
+        if not (self.opt.baseline_cache and self.opt.timed):
+            return None, {}
+        from .. import timing
+        env = {"device": run.machine.get("device_name"), "cpu": run.machine.get("cpu"), "driver": run.machine.get("driver"),
+               "runtime": run.env.get("torch_runtime"), "profile": hw.name, "timing_settings": asdict(self.opt.timing),
+               "seeds": self.opt.seeds, "timer_code": hashlib.sha256(inspect.getsource(timing).encode()).hexdigest()[:16]}
+        return hashlib.sha256(json.dumps(env, sort_keys=True, default=str).encode()).hexdigest()[:16], env
+
+    def _cached_rows(self, unit: Unit, env_key: str | None) -> list[dict] | None:
+        """A baseline already measured in this environment: its rows come from the cache."""
+        if env_key is None or not unit.backend.is_baseline or not unit.combos:
+            return None
+        rows = self.store.cached_baseline(unit.task.name, _task_digest(unit), unit.backend.name, unit.combos, env_key)
+        return None if rows is None else rows + skipped_rows(unit)
+
+
+def _task_digest(unit: Unit) -> str:
+    try:
+        text = Path(unit.task.source).read_bytes()
+    except (OSError, TypeError):
+        text = unit.task.name.encode()
+    return hashlib.sha256(text).hexdigest()[:16]

@@ -1,0 +1,52 @@
+"""Task inputs and outputs, the same way in every process: the worker (which hands inputs to the
+candidate), the judge (which regenerates them to compute the reference and to see whether the
+candidate modified its copy) and ``mkbench validate``. Input generation is deterministic for a
+seed, so the judge never needs the worker's word for what the inputs were."""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import torch
+
+from .task import DTYPES, Shape, Task
+
+
+def seed_for(run_seed: int, *parts: Any) -> int:
+    return zlib.crc32(repr((run_seed,) + parts).encode()) & 0x7FFFFFFF
+
+
+def generate(task: Task, shape: Shape, dtype_name: str, seed: int, device: str) -> tuple:
+    gen = torch.Generator(device=device).manual_seed(seed)
+    values = task.make_inputs(shape, DTYPES[dtype_name], gen)
+    if not isinstance(values, tuple):
+        raise TypeError(f"task {task.name}: make_inputs must return a tuple, got {type(values).__name__}")
+    return tuple(v.to(device) if isinstance(v, torch.Tensor) else v for v in values)
+
+
+def clone_args(args) -> tuple:
+    """A copy of a call's arguments: tensors cloned, everything else shared."""
+    return tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in args)
+
+
+def normalize(out: Any) -> tuple:
+    """A candidate's return value as a tuple of outputs."""
+    if isinstance(out, (tuple, list)):
+        return tuple(out)
+    return (out,)
+
+
+def same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Bitwise-equal tensors (NaN equal to NaN); used to detect mutated inputs."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        nan_a, nan_b = torch.isnan(a), torch.isnan(b)
+        return bool(torch.equal(nan_a, nan_b) and torch.equal(a[~nan_a], b[~nan_b]))
+    return bool(torch.equal(a, b))
+
+
+def sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()

@@ -1,0 +1,213 @@
+"""The judge: reference computation and contract checks, in a process that never imports candidate
+code.
+
+A candidate runs in its own worker process and can patch anything there (the contract classes
+through ``sys.modules``, torch itself). So the verdict is not computed there: the worker hands its
+outputs, and its copy of the inputs after the call, to the judge (:mod:`mkbench.transfer`); the judge
+regenerates the inputs from the seed, runs the task's reference, checks the structure of the outputs,
+whether the candidate modified an input, and the task's contract. Nothing the candidate imports or
+patches reaches this process.
+
+:class:`Judge` is the logic (``mkbench validate`` uses it in-process); :func:`serve` is the judge
+process's loop. A contract that re-runs the candidate (the random tasks check that the same seed gives
+the same draw) asks for it through ``run_candidate``: in the judge process that is a round trip
+through the orchestrator to the worker, with tensors handed over the same way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+from .contracts import CheckContext, CheckResult, upcast
+from .inputs import clone_args, generate, normalize, same
+from .task import DTYPES, Shape, Task, load_task_file
+
+
+@dataclass
+class Judgement:
+    ok: bool
+    message: str = ""
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err}
+
+
+class CandidateCallFailed(Exception):
+    """A contract's re-run of the candidate failed (raised, crashed, or was refused)."""
+
+
+class Judge:
+    """Judges a candidate's outputs for one (task, shape, dtype, seed) against the reference."""
+
+    CACHE_ENTRIES = 4  # pristine inputs of the last few seeds: a timing pool is judged before and after
+
+    def __init__(self, device: str):
+        self.device = device
+        self._pristine: OrderedDict[tuple, tuple] = OrderedDict()
+
+    def pristine(self, task: Task, shape: Shape, dtype_name: str, seed: int) -> tuple:
+        key = (task.source or task.name, shape.name, dtype_name, seed)
+        if key in self._pristine:
+            self._pristine.move_to_end(key)
+            return self._pristine[key]
+        values = generate(task, shape, dtype_name, seed, self.device)
+        self._pristine[key] = values
+        while len(self._pristine) > self.CACHE_ENTRIES:
+            self._pristine.popitem(last=False)
+        return values
+
+    def check(self, task: Task, shape: Shape, dtype_name: str, seed: int, outputs: tuple,
+              inputs_after: tuple | None = None,
+              run_candidate: Callable[..., tuple] | None = None) -> Judgement:
+        pristine = self.pristine(task, shape, dtype_name, seed)
+        if inputs_after is not None:
+            if len(inputs_after) != len(pristine):
+                return Judgement(False, f"the worker handed back {len(inputs_after)} inputs, the task has {len(pristine)}")
+            for i, (after, clean) in enumerate(zip(inputs_after, pristine)):
+                if isinstance(clean, torch.Tensor) and not (isinstance(after, torch.Tensor) and same(after.to(clean.device), clean)):
+                    return Judgement(False, f"candidate modified input[{i}]")
+        with torch.no_grad():
+            expected = normalize(task.reference(*clone_args(pristine)))
+        problem = structure_problem(outputs, expected)
+        if problem:
+            return Judgement(False, problem)
+        contract = task.contract
+        cache: dict = {}
+
+        def reference(_p=pristine, _c=cache):
+            if "ref" not in _c:
+                with torch.no_grad():
+                    _c["ref"] = normalize(task.reference(*upcast(_p, contract.reference_precision)))
+            return _c["ref"]
+
+        def candidate(*args):
+            if run_candidate is None:
+                raise CandidateCallFailed("this contract re-runs the candidate, which is not reachable here")
+            return run_candidate(*args)
+
+        ctx = CheckContext(dtype=DTYPES[dtype_name], inputs=pristine, outputs=outputs, reference=reference,
+                           candidate=candidate, make_inputs=lambda s: generate(task, shape, dtype_name, s, self.device))
+        try:
+            res: CheckResult = contract.check(ctx)
+        except CandidateCallFailed as exc:
+            return Judgement(False, f"re-running the candidate for the contract failed: {exc}")
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+        return Judgement(bool(res.ok), res.message, res.max_abs_err, res.max_rel_err)
+
+
+def structure_problem(out: tuple, expected: tuple) -> str | None:
+    """What the judge can see of an output's structure: count, type, shape, dtype, device type.
+    (Whether an output aliases an input's storage is visible only where both live: the worker
+    reports that.)"""
+    if len(out) != len(expected):
+        return f"returned {len(out)} outputs, expected {len(expected)}"
+    for i, (o, e) in enumerate(zip(out, expected)):
+        if type(o) is not torch.Tensor:
+            return f"output[{i}] is {type(o).__name__}, expected a plain torch.Tensor"
+        if o.shape != e.shape:
+            return f"output[{i}] has shape {tuple(o.shape)}, expected {tuple(e.shape)}"
+        if o.dtype != e.dtype:
+            return f"output[{i}] has dtype {o.dtype}, expected {e.dtype}"
+        if o.device.type != e.device.type:
+            return f"output[{i}] is on {o.device.type}, expected {e.device.type}"
+    return None
+
+
+# --- the judge process ---------------------------------------------------------------------------
+
+def serve(conn, env: dict[str, str], device: str) -> None:
+    """The judge process: answer ``check`` requests from the orchestrator until ``stop`` or EOF.
+
+    Requests and answers are plain data (:mod:`mkbench.wire`); tensors arrive as descriptors. A
+    contract's re-run of the candidate is sent up as ``{"kind": "call", "args": [...]}`` and
+    answered with ``call_result`` (descriptors of the outputs) or ``call_failed``.
+    """
+    os.environ.update(env)
+    from . import procguard, transfer, wire
+    procguard.detach_and_guard()
+    if device == "cuda":
+        torch.cuda.set_device(0)
+        torch.backends.cuda.matmul.allow_tf32 = False  # the contract's float32 means IEEE float32
+        torch.backends.cudnn.allow_tf32 = False
+    judge = Judge(device)
+    tasks: dict[str, Task] = {}
+    while True:
+        try:
+            req = wire.recv(conn)
+        except (EOFError, wire.WireError):
+            break
+        if req.get("op") == "stop":
+            break
+        try:
+            task = tasks.get(req["task"]) or tasks.setdefault(req["task"], load_task_file(req["task"]))
+            shape = task.shape(req["shape"])
+            try:
+                outputs = transfer.materialize_all(req["outputs"], device)
+                after = transfer.materialize_all(req["inputs_after"], device) if req.get("inputs_after") is not None else None
+            except (ValueError, TypeError) as exc:
+                wire.send(conn, {"kind": "judged", **Judgement(False, f"the worker's outputs could not be read: {exc}").as_dict()})
+                continue
+
+            def run_candidate(*args, _device=device):
+                held = clone_args(args)  # the worker maps these: copies, so it cannot touch ours
+                wire.send(conn, {"kind": "call", "args": transfer.export_all(held)})
+                answer = wire.recv(conn)
+                if answer.get("kind") != "call_result":
+                    raise CandidateCallFailed(str(answer.get("message", "no result")))
+                try:
+                    return transfer.materialize_all(answer["outputs"], _device)
+                except (ValueError, TypeError) as exc:
+                    raise CandidateCallFailed(f"its outputs could not be read: {exc}") from None
+
+            verdict = judge.check(task, shape, req["dtype"], int(req["seed"]), outputs, after, run_candidate)
+            wire.send(conn, {"kind": "judged", **verdict.as_dict()})
+        except (EOFError, OSError):
+            break
+        except Exception as exc:  # the harness's own failure (a task file, memory): the unit says so
+            import traceback
+            wire.send(conn, {"kind": "judge_error", "message": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()[-1500:]}"})
+    conn.close()
+    os._exit(0)
+
+
+def check_callable(task: Task, fn: Callable[..., Any], shape: Shape, dtype_name: str, seeds: int, run_seed: int,
+                   device: str = "cpu") -> Judgement:
+    """Judge an in-process callable over ``seeds`` seeds, as a lane does for a candidate in its worker:
+    ``mkbench validate`` uses it for references and negative controls, which need no isolation."""
+    from .inputs import seed_for
+    judge = Judge(device)
+    worst = Judgement(True, "", 0.0, 0.0)
+    for k in range(seeds):
+        seed = seed_for(run_seed, task.name, shape.name, dtype_name, k)
+        inputs = generate(task, shape, dtype_name, seed, device)
+        with torch.no_grad():
+            out = normalize(fn(*inputs))
+        problem = alias_problem(out, inputs)
+        if problem:
+            return Judgement(False, f"seed {k}: {problem}")
+        res = judge.check(task, shape, dtype_name, seed, out, inputs, lambda *a: normalize(fn(*a)))
+        if not res.ok:
+            return Judgement(False, f"seed {k}: {res.message}", res.max_abs_err, res.max_rel_err)
+        worst = Judgement(True, "", max(worst.max_abs_err or 0.0, res.max_abs_err or 0.0),
+                          max(worst.max_rel_err or 0.0, res.max_rel_err or 0.0))
+    return worst
+
+
+def alias_problem(out: tuple, inputs: tuple) -> str | None:
+    """An output that is not a plain tensor, or shares an input's storage (visible only in the process
+    holding both)."""
+    ptrs = {v.untyped_storage().data_ptr() for v in inputs if isinstance(v, torch.Tensor) and v.numel()}
+    for i, o in enumerate(out):
+        if type(o) is not torch.Tensor:
+            return f"output[{i}] is {type(o).__name__}, expected a plain torch.Tensor"
+        if o.numel() and o.untyped_storage().data_ptr() in ptrs:
+            return f"output[{i}] aliases an input's storage"
+    return None

@@ -1,0 +1,167 @@
+"""Handing tensors between processes without trusting the sender.
+
+The candidate's worker exports its outputs (and its inputs after the call, for the mutation check)
+as *descriptors*: plain dicts the orchestrator can read safely (:mod:`mkbench.wire`). The judge
+imports them as private copies and lets go of the shared memory at once, so nothing the worker does
+afterwards can change what was judged.
+
+* CUDA tensors go by CUDA IPC: the descriptor carries the storage's IPC handle (the same fields
+  ``torch.multiprocessing`` pickles, but as plain bytes and ints, never a pickled callable); the
+  importer maps the worker's allocation, copies it, and unmaps it. No host round trip.
+* CPU tensors go through POSIX shared memory: the exporter copies the tensor into a new segment;
+  the importer copies it out. The orchestrator (trusted) unlinks every segment once the step that
+  used it is over, so a worker that dies leaks nothing.
+
+The same functions carry tensors the other way (judge -> worker) when a contract re-runs the
+candidate on inputs of its own (the random tasks' determinism checks).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any, Iterable
+
+import torch
+
+from .task import DTYPE_NAMES
+
+_counter = itertools.count()
+_EXTRA_DTYPES = {"float8_e4m3fn": getattr(torch, "float8_e4m3fn", None), "float8_e5m2": getattr(torch, "float8_e5m2", None),
+                 "int16": torch.int16, "complex64": torch.complex64, "complex128": torch.complex128}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    name = DTYPE_NAMES.get(dtype) or next((k for k, v in _EXTRA_DTYPES.items() if v == dtype), None)
+    if name is None:
+        raise TypeError(f"cannot hand over a tensor of dtype {dtype}")
+    return name
+
+
+def dtype_of(name: str) -> torch.dtype:
+    from .task import DTYPES
+    dtype = DTYPES.get(name) or _EXTRA_DTYPES.get(name)
+    if dtype is None:
+        raise TypeError(f"unknown dtype {name!r} in a tensor descriptor")
+    return dtype
+
+
+# --- export ------------------------------------------------------------------------------------
+
+def export(value: Any) -> dict:
+    """A descriptor for one value: a tensor (CUDA or CPU), or a plain Python scalar."""
+    if not isinstance(value, torch.Tensor):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return {"kind": "scalar", "value": value}
+        raise TypeError(f"cannot hand over a {type(value).__name__}")
+    if value.device.type == "cuda":
+        return _export_cuda(value)
+    if value.device.type == "cpu":
+        return _export_shm(value)
+    raise TypeError(f"cannot hand over a tensor on {value.device}")
+
+
+def export_all(values: Iterable[Any]) -> list[dict]:
+    return [export(v) for v in values]
+
+
+def _export_cuda(t: torch.Tensor) -> dict:
+    base = {"kind": "cuda", "dtype": dtype_name(t.dtype), "shape": list(t.shape), "stride": list(t.stride()),
+            "offset": int(t.storage_offset())}
+    if t.untyped_storage().nbytes() == 0:
+        return dict(base, handle=None)
+    (device, handle, size, storage_offset, ref_handle, ref_offset, event_handle,
+     event_sync) = t.untyped_storage()._share_cuda_()
+    return dict(base, device=int(device), handle=bytes(handle), size=int(size), storage_offset=int(storage_offset),
+                ref_handle=bytes(ref_handle), ref_offset=int(ref_offset),
+                event_handle=bytes(event_handle) if event_handle is not None else None, event_sync=bool(event_sync))
+
+
+def _export_shm(t: torch.Tensor) -> dict:
+    from multiprocessing import resource_tracker, shared_memory
+    nbytes = t.numel() * t.element_size()
+    name = f"mkbench_{os.getpid()}_{next(_counter)}"
+    shm = shared_memory.SharedMemory(name=name, create=True, size=max(nbytes, 1))
+    # The orchestrator unlinks it, not this process's tracker (which would warn, or unlink it
+    # under the importer's feet when this process exits first).
+    resource_tracker.unregister(shm._name, "shared_memory")
+    if nbytes:
+        _view(shm.buf, t.dtype, list(t.shape)).copy_(t)
+    shm.close()
+    return {"kind": "shm", "name": name, "dtype": dtype_name(t.dtype), "shape": list(t.shape), "nbytes": nbytes}
+
+
+def _view(buf, dtype: torch.dtype, shape: list[int]) -> torch.Tensor:
+    nbytes = int(torch.Size(shape).numel()) * torch.empty((), dtype=dtype).element_size()
+    if nbytes == 0:
+        return torch.empty(shape, dtype=dtype)
+    return torch.frombuffer(buf, dtype=torch.uint8, count=nbytes).view(dtype).view(shape)
+
+
+# --- import ------------------------------------------------------------------------------------
+
+def materialize(desc: dict, device: str | torch.device | None = None) -> Any:
+    """A private copy of what ``desc`` describes. Raises ValueError on a malformed descriptor."""
+    try:
+        kind = desc["kind"]
+        if kind == "scalar":
+            return desc["value"]
+        if kind == "cuda":
+            return _import_cuda(desc)
+        if kind == "shm":
+            return _import_shm(desc, device)
+    except (KeyError, TypeError, RuntimeError, OSError) as exc:
+        raise ValueError(f"unusable tensor descriptor ({type(exc).__name__}: {exc})") from None
+    raise ValueError(f"unknown descriptor kind {desc.get('kind')!r}")
+
+
+def materialize_all(descs: Iterable[dict], device=None) -> tuple:
+    return tuple(materialize(d, device) for d in descs)
+
+
+def _import_cuda(d: dict) -> torch.Tensor:
+    dtype = dtype_of(d["dtype"])
+    if d["handle"] is None:
+        return torch.empty_strided(d["shape"], d["stride"], dtype=dtype, device="cuda")
+    torch.cuda.init()
+    storage = torch.UntypedStorage._new_shared_cuda(d["device"], d["handle"], d["size"], d["storage_offset"],
+                                                    d["ref_handle"], d["ref_offset"], d["event_handle"], d["event_sync"])
+    shared = torch.empty(0, dtype=dtype, device=storage.device).set_(storage, d["offset"], d["shape"], d["stride"])
+    copy = shared.clone()
+    torch.cuda.current_stream().synchronize()
+    del shared, storage  # unmaps the worker's allocation and drops its IPC reference
+    return copy
+
+
+def _import_shm(d: dict, device) -> torch.Tensor:
+    from multiprocessing import resource_tracker, shared_memory
+    shm = shared_memory.SharedMemory(name=d["name"])
+    resource_tracker.unregister(shm._name, "shared_memory")
+    try:
+        shape = list(d["shape"])
+        view = _view(shm.buf, dtype_of(d["dtype"]), shape)
+        if view.numel() * view.element_size() > shm.size:
+            raise ValueError("descriptor larger than its segment")
+        copy = view.clone()
+        del view
+    finally:
+        shm.close()
+    return copy.to(device) if device is not None else copy
+
+
+# --- cleanup (the orchestrator's side) -----------------------------------------------------------
+
+def shm_names(descs: Iterable[dict]) -> list[str]:
+    return [d["name"] for d in descs if isinstance(d, dict) and d.get("kind") == "shm" and isinstance(d.get("name"), str)]
+
+
+def unlink(names: Iterable[str]) -> None:
+    """Remove shared-memory segments by name (POSIX shared memory lives in /dev/shm on Linux);
+    names mkbench did not make are ignored."""
+    for name in names:
+        if not name.startswith("mkbench_") or "/" in name:
+            continue
+        try:
+            os.unlink(os.path.join("/dev/shm", name))
+        except FileNotFoundError:
+            pass
