@@ -37,7 +37,7 @@ def _decode(v, ebits, mbits, int_type):
     return M, E, (e == top) & (frac == 0), (e == top) & (frac != 0)
 
 
-def _pow2(k):
+def _exp2(k):
     """2^k as a float32 built from its bits (k in the normal range)."""
     return jax.lax.bitcast_convert_type((k + 127) << 23, jnp.float32)
 
@@ -69,8 +69,8 @@ def _kernel(x_ref, y_ref, out_ref, *, n, ebits, mbits, int_type):
     mx, ex, inf_x, nan_x = _decode(plt.load(x_ref, mask=mask, other=0.0), ebits, mbits, int_type)
     my, ey, inf_y, nan_y = _decode(plt.load(y_ref, mask=mask, other=0.0), ebits, mbits, int_type)
     emax = jnp.maximum(ex, ey)
-    a = mx.astype(jnp.float32) * _pow2(jnp.maximum(ex - emax, MIN_SCALE))
-    b = my.astype(jnp.float32) * _pow2(jnp.maximum(ey - emax, MIN_SCALE))
+    a = mx.astype(jnp.float32) * _exp2(jnp.maximum(ex - emax, MIN_SCALE))
+    b = my.astype(jnp.float32) * _exp2(jnp.maximum(ey - emax, MIN_SCALE))
     bits = _encode(jnp.sqrt(a * a + b * b), emax, ebits, mbits)
     inf = ((1 << ebits) - 1) << mbits
     bits = jnp.where(nan_x | nan_y, inf | (1 << (mbits - 1)), bits)  # quiet NaN

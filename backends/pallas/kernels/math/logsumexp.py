@@ -2,8 +2,8 @@
 +-120). One program per row and a single pass over it: each BLOCK-wide chunk updates a running
 maximum m and a sum s of exp(x - m), rescaling s by exp(m_old - m_new) when the maximum grows
 (online logsumexp), so every exp argument is <= 0 and the row is read once. Result m + log(s), in
-float32. A row that is entirely -inf gives -inf (the shift is taken as 0 there instead of
--inf - -inf = NaN)."""
+float32. While the maximum is infinite the shift is taken as 0 (not inf - inf = NaN), so a row of
+-inf gives -inf and a row holding +inf gives +inf, as in torch; NaN propagates through the sum."""
 
 import functools
 
@@ -23,7 +23,7 @@ def _kernel(x_ref, y_ref, *, C, BLOCK):
         start = pl.multiple_of(j * BLOCK, BLOCK)
         x = plt.load(x_ref.at[pl.ds(start, BLOCK)], mask=(start + cols) < C, other=-jnp.inf).astype(jnp.float32)
         m_new = jnp.maximum(m, jnp.max(x))
-        shift = jnp.where(m_new == -jnp.inf, 0.0, m_new)
+        shift = jnp.where(jnp.abs(m_new) == jnp.inf, 0.0, m_new)
         return m_new, s * jnp.exp(m - shift) + jnp.sum(jnp.exp(x - shift))
 
     m, s = jax.lax.fori_loop(jnp.int32(0), jnp.int32(pl.cdiv(C, BLOCK)), body,

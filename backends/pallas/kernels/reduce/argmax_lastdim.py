@@ -26,13 +26,14 @@ def _kernel(x_ref, v_ref, i_ref, *, C, BLOCK):
         take = (x > best) | ((x != x) & (best == best))
         return jnp.where(take, x, best), jnp.where(take, start + lanes, where)
 
-    init = (jnp.full((BLOCK,), -jnp.inf, jnp.float32), jnp.full((BLOCK,), C, jnp.int32))
+    # A lane that never takes a value (its columns are all -inf) answers with its first column, so
+    # a row of -inf gives column 0, as in torch.
+    init = (jnp.full((BLOCK,), -jnp.inf, jnp.float32), lanes)
     best, where = jax.lax.fori_loop(jnp.int32(0), jnp.int32(pl.cdiv(C, BLOCK)), body, init)
     has_nan = jnp.max((best != best).astype(jnp.int32)) > 0
     top = jnp.max(best)
     holds = jnp.where(has_nan, best != best, best == top)
-    # A row of -inf only: no lane ever took a value, and the answer is column 0.
-    index = jnp.minimum(jnp.min(jnp.where(holds, where, C)), C - 1)
+    index = jnp.min(jnp.where(holds, where, C))
     v_ref[0] = jnp.where(has_nan, jnp.nan, top).astype(v_ref.dtype)
     i_ref[0] = index.astype(i_ref.dtype)
 
