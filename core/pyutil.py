@@ -91,16 +91,17 @@ def dotted(node: ast.AST, aliases: Mapping[str, str] | None = None) -> str | Non
     return ".".join([head, *reversed(parts)])
 
 
-def import_aliases(tree: ast.Module) -> dict[str, str]:
-    """Local name -> the module path or object it stands for, from the top-level imports:
-    ``import torch.nn.functional as F`` gives ``{"F": "torch.nn.functional"}``, ``from torch import
-    nn`` gives ``{"nn": "torch.nn"}``, ``import torch.nn`` gives ``{"torch": "torch"}``."""
+def import_aliases(tree: ast.AST) -> dict[str, str]:
+    """Local name -> the module path or object it stands for, from every import in ``tree``
+    (inside functions too: candidates import there): ``import torch.nn.functional as F`` gives
+    ``{"F": "torch.nn.functional"}``, ``from torch import nn`` gives ``{"nn": "torch.nn"}``,
+    ``import torch.nn`` gives ``{"torch": "torch"}``. A later import of a name wins."""
     out: dict[str, str] = {}
-    for node in tree.body:
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        elif isinstance(node, ast.ImportFrom) and node.module:
             for a in node.names:
                 if a.name != "*":
                     out[a.asname or a.name] = f"{node.module}.{a.name}"
