@@ -361,6 +361,16 @@ def test_harness_rewrites_and_flattens():
     assert [t.dtype for t in got][1:5] == [torch.int64, torch.float32, torch.bool, torch.bool]
 
 
+def test_imports_a_prediction_relies_on():
+    available = list(kbxr.COMMON_HARNESS_IMPORTS)
+    uses_both = "import triton\n\ndef gelu(x):\n    return F.gelu(torch.as_tensor(x))\n"
+    assert kbxr.imports_needed(uses_both, available) == ["import torch", "import torch.nn.functional as F"]
+    binds_f = "import triton\nF = None\n\ndef gelu(x):\n    return torch.relu(x)\n"
+    assert kbxr.imports_needed(binds_f, available) == ["import torch"]  # its own F is never shadowed
+    assert kbxr.imports_needed("import torch\ndef f(torch_like):\n    return torch.relu(torch_like)\n", available) == []
+    assert kbxr.imports_needed("def f(:\n", available) == []  # a syntax error is the run's to report
+
+
 def test_kbx_predictions_then_triton_run(cli, tmp_path, store_path):
     sols = tmp_path / "sols"
     code, out, err = cli("import", "kernelbench-x", KBX / "predictions.jsonl", "--out", sols)

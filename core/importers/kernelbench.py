@@ -127,7 +127,8 @@ class ProblemRuntime:
 
 
 def io_bytes(io: dict | None, dtype: torch.dtype) -> float:
-    """Bytes moved according to a measured I/O description (see :func:`measure_io`)."""
+    """Bytes moved according to an I/O description measured at import time
+    (:func:`mkbench.importers.kernelbench_generate.measure_io`)."""
     if not io:
         return 0.0
     itemsize = torch.empty((), dtype=dtype).element_size()
