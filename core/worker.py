@@ -232,9 +232,13 @@ class Steps:
 
     def failure(self, exc: BaseException) -> dict:
         from .errors import CompileError
+        tb = traceback.format_exc()
+        print(tb, file=sys.stderr, flush=True)  # the unit's log keeps the whole traceback
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
         compile_error = isinstance(exc, CompileError) or (self.job is not None and self.backend.is_compile_error(exc))
-        return {"kind": "failed", "message": short(f"{type(exc).__name__}: {exc}"),
-                "traceback": short(traceback.format_exc(), 4000), "compile_error": compile_error,
+        return {"kind": "failed", "message": short(f"{type(exc).__name__}: {exc}{where}"),
+                "traceback": short(tb, 4000), "compile_error": compile_error,
                 "hack": short(str(exc)) if isinstance(exc, IntegrityViolation) else None,
                 "poisoned": self.job is not None and context_poisoned(self.device)}
 

@@ -16,7 +16,8 @@ from ..summary import summarize_run
 from ..task import DTYPES
 from ..timing import TimingSettings
 from . import args as check
-from .common import DEFAULT_STORE, add_tasks_dir_option, export_json, print_summary, use_tasks_dirs
+from ..exporter import write_json
+from .common import DEFAULT_STORE, add_tasks_dir_option, print_summary, use_tasks_dirs
 from .progress import make_progress
 
 
@@ -98,7 +99,7 @@ def run(args) -> int:
         print(f"\nrun {run_id} on {hw.display_name} (profile {hw.name}); results in {args.store}")
         print_summary(summarize_run(store, run_id))
         if args.json:
-            export_json(store, [run_id], args.json)
+            write_json(store, [run_id], args.json)
             print(f"JSON written to {args.json}")
         if result["invalid"]:
             for unit in result["invalid"][:10]:
