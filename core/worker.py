@@ -319,7 +319,7 @@ class Steps:
             summary = tracer.summary()
             tamper = tamper or tampered(self.snapshot, self.threads_mark)
         answers = []
-        for args in arg_sets:
+        for args in arg_sets if cmd.get("answers", True) else ():
             # cloned here: a candidate that writes every answer into one buffer it keeps (honest) would
             # otherwise hand the judge the last answer three times
             out = io.clone_args(io.normalize(self.backend.run(self.fn, args)))

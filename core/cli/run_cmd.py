@@ -33,6 +33,9 @@ def add_parser(sub) -> None:
                    help="only shapes of this role (repeatable; default: all)")
     p.add_argument("--dtype", action="append", default=[], dest="dtypes", choices=sorted(DTYPES),
                    help="only this dtype (repeatable; default: every dtype of each task)")
+    p.add_argument("--time-role", action="append", default=[], dest="time_roles", choices=["small", "awkward", "large", "standard"],
+                   help="time only shapes of this role (repeatable; default: every checked shape); the others are "
+                        "checked for correctness and recorded 'not_timed'")
     p.add_argument("--seeds", type=check.count(1, 1000), default=2, help="input seeds per shape and dtype for correctness (default 2)")
     p.add_argument("--seed", type=check.seed, help="base seed (default: a fresh secret seed, recorded with the run)")
     p.add_argument("--baselines", type=check.baselines, help="comma-separated baselines to time, or 'none' (default: the profile's list)")
@@ -56,7 +59,7 @@ def add_parser(sub) -> None:
     p.add_argument("--framework-threshold", type=check.fraction, default=DEFAULT_FRAMEWORK_THRESHOLD,
                    help=f"share of the work allowed in framework kernels under forbid (default {DEFAULT_FRAMEWORK_THRESHOLD})")
     p.add_argument("--workers", type=check.count(1, 1024), help="processes preparing candidates on the CPU (default: the cores)")
-    p.add_argument("--lanes", type=check.count(1, 64), help="correctness lanes per device (default: 4 per GPU, the cores on a CPU)")
+    p.add_argument("--lanes", type=check.count(1, 64), help="correctness lanes per device (default: half the CPU cores per GPU, 2 to 8; the cores on a CPU)")
     p.add_argument("--gpus", type=check.gpus, default="0", help="'all' or GPU indices '0,1,...': one set of lanes per GPU")
     p.add_argument("--executor", choices=["local", "ray"], default="local", help="local processes, or a Ray cluster")
     p.add_argument("--address", type=check.name, help="Ray: 'auto' or ray://host:port (default: start a local Ray instance)")
@@ -78,7 +81,7 @@ def run(args) -> int:
         backend=args.backend, hw=args.hw, solutions=args.solutions, method=args.method,
         # split and sorted, so that '--task a,b' and '--task b --task a' are one run configuration (and resume)
         tasks=sorted({n for item in args.tasks for n in item}), categories=sorted({n for item in args.categories for n in item}),
-        shape_roles=args.shape_roles, dtypes=sorted(set(args.dtypes)), seeds=args.seeds, seed=args.seed, baselines=args.baselines,
+        shape_roles=args.shape_roles, dtypes=sorted(set(args.dtypes)), time_roles=sorted(set(args.time_roles)), seeds=args.seeds, seed=args.seed, baselines=args.baselines,
         timing=TimingSettings(budget_ms=args.time_budget_ms, mode=args.timer, run_ahead=not args.no_run_ahead),
         limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
         resume=args.resume, timed=not args.no_timing,

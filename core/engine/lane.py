@@ -19,6 +19,7 @@ ends its own unit only; the lane kills it (and anything it started) and goes on.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ class EvalSettings:
     timed: bool = True
     limits: Limits = field(default_factory=Limits)
     trace_calls: int = 3
+    time_roles: tuple[str, ...] = ()  # shape roles to time; empty: every role
 
 
 def combo_key(shape: str, dtype: str) -> str:
@@ -59,7 +61,8 @@ def combo_key(shape: str, dtype: str) -> str:
 
 
 def new_observation() -> dict[str, Any]:
-    return {"compile": None, "combos": {}, "abnormal": None, "log_tail": "", "lane": None}
+    # "seconds": wall time per stage of the unit (start, compile, correctness, timing_wait, timing)
+    return {"compile": None, "combos": {}, "abnormal": None, "log_tail": "", "lane": None, "seconds": {}}
 
 
 class _Abnormal(Exception):
@@ -99,19 +102,21 @@ class Lane:
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
         w = self.current = Child(worker_mod.entry, (dict(self.env, **env), str(log_path) if log_path else None), self.modules)
-        state = {"stage": "start", "combo": None}
+        state = {"stage": "start", "combo": None, "t": time.monotonic(), "seconds": obs["seconds"]}
         try:
             self._expect(w.request({"op": "setup", "job": _job(unit)}, settings.limits.start), "ready")
-            state["stage"] = "compile"
+            _stage(state, "compile")
             self.state = f"compile {unit.task.name}"
             reply = self._expect(w.request({"op": "compile"}, settings.limits.compile), "compiled")
             obs["compile"] = {"ok": reply["ok"], "message": reply["message"], "checks": reply["checks"]}
             if not reply["ok"] or unit.compile_only:
                 return obs
-            state["stage"] = "correctness"
+            _stage(state, "correctness")
             passed = self._correctness(unit, settings, w, obs, state)
+            if settings.time_roles:
+                passed = [(sh, dt) for sh, dt in passed if unit.task.shape(sh).role in settings.time_roles]
             if settings.timed and passed:
-                state["stage"] = "timing"
+                _stage(state, "timing")
                 self._timing(unit, settings, w, obs, passed, state)
         except Timeout:
             obs["abnormal"] = {"kind": "timeout", "stage": state["stage"], "combo": state["combo"],
@@ -125,6 +130,7 @@ class Lane:
             obs["abnormal"] = {"kind": "error", "stage": state["stage"], "combo": state["combo"],
                                "message": f"worker error: {type(exc).__name__}: {exc}"}
         finally:
+            _stage(state, "done")
             w.stop(grace=2)
             self.current = None
             self.state = "idle"
@@ -256,7 +262,17 @@ class Lane:
             self.state = f"time {unit.task.name} {shape}/{dtype}"
             c = obs["combos"][combo_key(shape, dtype)]
             pool = [seed_for(settings.run_seed, "timing", unit.task.name, shape, dtype, k) for k in range(s.pool_size)]
+            waited = time.monotonic()
             with self.device.exclusive():
+                state["seconds"]["timing_wait"] = state["seconds"].get("timing_wait", 0.0) + time.monotonic() - waited
+                if unit.backend.is_baseline:  # the task's own reference code: nothing to catch, just time it
+                    timed = w.request({"op": "time", "shape": shape, "dtype": dtype, "seeds": pool, "settings": s,
+                                       "trace_calls": 0, "answers": False}, settings.limits.timing)
+                    if timed.get("kind") == "timed":
+                        c.update(timing=timed["timing"])
+                    else:
+                        c["timing_error"] = self._failed_status(timed, c)[1]
+                    continue
                 # Each timing input judged once before any timed call, on a fresh copy made from its
                 # seed: an input answered wrongly here is an incorrect answer, not evidence of cheating.
                 wrong = None
@@ -299,6 +315,14 @@ class Lane:
                     if not verdict["ok"]:
                         c["fresh"] = f"after timing, a fresh seed fails: {verdict['message']}"
         state["combo"] = None
+
+
+def _stage(state: dict, stage: str) -> None:
+    """Move to ``stage``, adding the time spent in the one before to ``state["seconds"]``."""
+    now = time.monotonic()
+    previous = state["stage"]
+    state["seconds"][previous] = round(state["seconds"].get(previous, 0.0) + now - state["t"], 3)
+    state["stage"], state["t"] = stage, now
 
 
 def _job(unit) -> dict:

@@ -59,7 +59,8 @@ def skipped_rows(unit: Unit) -> list[dict[str, Any]]:
     return _skeleton(unit)[1]
 
 
-def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool = True) -> list[dict[str, Any]]:
+def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool = True,
+             time_roles: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     rows, skipped = _skeleton(unit)
 
     def all_rows(**values):
@@ -84,10 +85,12 @@ def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool
         if unit.compile_only:
             return all_rows(verdict=Verdict.COMPILED, error=f"compile only: {unit.compile_only}")
     own = set(unit.own_names) if unit.own_names is not None else None
+    for r in rows.values():
+        r["extra"]["unit_seconds"] = obs.get("seconds")
     for (shape, dtype), r in rows.items():
         c = obs["combos"].get(combo_key(shape, dtype))
         if c and c.get("correct"):
-            _fill(unit, r, c, own, policy, timed)
+            _fill(unit, r, c, own, policy, timed and (not time_roles or r["shape_role"] in time_roles))
     abnormal = obs.get("abnormal")
     if abnormal:
         _mark_abnormal(rows, abnormal, obs.get("log_tail", ""))
