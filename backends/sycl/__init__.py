@@ -56,7 +56,8 @@ class SyclBackend(Backend):
     def availability(self, hw):
         if importlib.util.find_spec("pyopencl") is None:
             raise Unavailable("the pyopencl package is not installed (pip install pyopencl; on a CPU also pocl-binary-distribution)")
-        from .device import choose, probe_listing
+        from .device import choose, probe_listing, register_intel_cpu_runtime
+        register_intel_cpu_runtime()
         choose(probe_listing(), hw.device, hw.vendor)
 
     def interpreted(self, hw):

@@ -23,7 +23,7 @@ from pyopencl import _cl
 
 from mkbench.errors import CompileError, IntegrityViolation
 
-from .device import choose, describe
+from .device import choose, describe, register_intel_cpu_runtime
 
 # pyopencl's own kernels a candidate may launch without doing its computation in them: `fill`
 # backs Array.fill and, on NVIDIA for buffers over 2 GiB, cla.zeros.
@@ -144,6 +144,7 @@ class watching:
 
 class Runtime:
     def __init__(self, hw):
+        register_intel_cpu_runtime()
         try:
             platforms = cl.get_platforms()
         except cl.Error:
