@@ -32,8 +32,8 @@ __kernel void prelu_planes(__global const uchar *x, __global const uchar *weight
                            const int HW, const int C, const int dt) {
     const int p = get_global_id(0);
     if (p >= HW) return;
-    const size_t plane = get_global_id(1);  // n * C + c
-    const size_t i = plane * HW + p;
+    const uint plane = get_global_id(1);  // n * C + c (32-bit: the modulo below stays cheap)
+    const size_t i = (size_t)plane * HW + p;
     const float v = load_elem(x, i, dt);
     store_elem(y, i, v > 0.0f ? v : load_elem(weight, plane % C, dt) * v, dt);
 }
