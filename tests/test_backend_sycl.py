@@ -1,7 +1,7 @@
-"""The sycl backend (OpenCL C through pyopencl). On a CPU the kernels really run, on PoCL: the 15
-reference kernels are judged by the worker's own evaluation code in this process, two of them
-end to end through `mkbench run`; a broken source gives a compile_error carrying the OpenCL
-compiler's message; decoys and forbidden host work are caught; unavailability has a reason.
+"""The sycl backend (OpenCL C through pyopencl). On a CPU the kernels really run, on PoCL or Intel's
+OpenCL CPU runtime (whichever builds kernels on this host): the 60 reference kernels are judged by
+the worker's own evaluation code in this process, two of them end to end through `mkbench run`; a
+broken source gives a compile_error carrying the OpenCL compiler's message; decoys and forbidden host work are caught; unavailability has a reason.
 The GPU tests run the references on NVIDIA's OpenCL driver."""
 
 import json
@@ -25,18 +25,31 @@ CPU = REG.hardware["cpu"]
 SYCL = REG.backends["sycl"]
 REFS = SYCL.reference_dir()
 REF_FILES = sorted(REFS.rglob("*.py"))
-# The portability matrix: the 15 tasks the five backends all have reference kernels for.
-MATRIX_TASKS = ["activation/gelu", "convolution/depthwise_conv2d", "fusion/bias_gelu_residual", "index/embedding",
-                "linear_algebra/trsv", "loss/cross_entropy", "math/cumsum", "matmul/matmul", "normalization/layer_norm",
-                "optimizer/adam_step", "pooling/max_pool2d", "quantization/quantize_int8_rowwise", "random/dropout",
-                "reduce/sum_lastdim", "spatial/upsample_bilinear2d"]
+# The portability matrix: the 60 tasks that the five backends all have reference kernels for.
+MATRIX_TASKS = ["activation/elu", "activation/gelu", "activation/logsigmoid", "activation/prelu_channel",
+                "convolution/conv1d", "convolution/conv2d_3x3", "convolution/conv2d_pointwise",
+                "convolution/depthwise_conv2d", "fusion/add_layernorm", "fusion/bias_gelu_residual",
+                "fusion/rope_apply", "fusion/swiglu", "index/embedding", "index/embedding_bag_sum",
+                "index/index_select_rows", "index/one_hot", "linear_algebra/gemv", "linear_algebra/ger_rank1_update",
+                "linear_algebra/tridiagonal_solve", "linear_algebra/trsv", "loss/bce_with_logits",
+                "loss/cross_entropy", "loss/margin_ranking_loss", "loss/mse_loss", "math/cumsum", "math/hypot",
+                "math/logaddexp", "math/logsumexp", "matmul/bmm", "matmul/int8_matmul_int32", "matmul/matmul",
+                "matmul/matmul_nt", "normalization/batch_norm_inference", "normalization/l2_normalize",
+                "normalization/layer_norm", "normalization/rms_norm", "optimizer/adam_step", "optimizer/adamw",
+                "optimizer/lion", "optimizer/sgd_nesterov", "pooling/avg_pool2d", "pooling/global_avg_pool",
+                "pooling/max_pool1d", "pooling/max_pool2d", "quantization/dequantize_int8_per_channel",
+                "quantization/quantize_int8_per_channel_sym", "quantization/quantize_int8_per_tensor_asym",
+                "quantization/quantize_int8_rowwise", "random/bernoulli_mask", "random/dropout",
+                "random/normal_fill", "random/uniform_fill", "reduce/amax_middle_dim", "reduce/argmax_lastdim",
+                "reduce/l2_norm_rows", "reduce/sum_lastdim", "spatial/nchw_to_nhwc", "spatial/pixel_shuffle",
+                "spatial/upsample_bilinear2d", "spatial/upsample_nearest2d"]
 
 
 def _pocl_or_skip():
     try:
         SYCL.availability(CPU)
     except Unavailable as exc:
-        pytest.skip(f"no OpenCL CPU device here: {exc.reason}")
+        pytest.skip(f"no OpenCL CPU device that builds kernels here: {exc.reason}")
 
 
 def _evaluation(task, seeds=1):
@@ -325,6 +338,17 @@ def test_device_choice_and_reasons():
         choose(POCL_ONLY, "tpu", "google")
 
 
+def test_cpu_device_that_cannot_build_is_passed_over():
+    """PoCL 3.0 lists a newer AMD EPYC but cannot build for it; Intel's CPU runtime then serves."""
+    broken = [{**POCL_ONLY[0], "devices": [{**POCL_ONLY[0]["devices"][0], "build_error": "error: unknown target CPU 'generic'"}]}]
+    intel = {"name": "Intel(R) OpenCL", "vendor": "Intel(R) Corporation", "version": "OpenCL 3.0 LINUX",
+             "devices": [{"name": "AMD EPYC", "cpu": True, "gpu": False, "build_error": None}]}
+    assert choose(broken + [intel], "cpu", "generic") == (1, 0)
+    assert choose(POCL_ONLY + [intel], "cpu", "generic") == (0, 0)  # PoCL first where it works
+    with pytest.raises(Unavailable, match="no OpenCL CPU device that builds kernels.*unknown target CPU 'generic'"):
+        choose(broken, "cpu", "generic")
+
+
 def test_unavailable_on_a_gpu_profile_without_its_opencl_platform():
     _pocl_or_skip()
     from mkbench.backends.sycl.device import probe_listing
@@ -377,7 +401,7 @@ def test_references_on_the_gpu(tmp_path, cli):
                           *[a for t in MATRIX_TASKS for a in ("--task", t.split("/")[1])])
     assert code == 0, stdout
     rows = _rows(out)
-    assert len({r["task"] for r in rows}) == 15
+    assert len({r["task"] for r in rows}) == len(MATRIX_TASKS)
     for r in rows:
         assert r["verdict"] == "correct", (r["task"], r["shape"], r["dtype"], r["error"])
         assert r["timer"] == "opencl-profiling-events" and not r["interpreted"]

@@ -60,11 +60,16 @@ _timed_queues: set[int] = set()
 
 
 def _note_launch(queue, kernel) -> None:
+    # Asked apart: Intel's CPU runtime refuses CL_KERNEL_PROGRAM for pyopencl's own cached kernels
+    # (a kernel whose program cannot be named is not the candidate's) but still gives the name.
     try:
         own = kernel.program.int_ptr in _own_programs
+    except Exception:
+        own = False
+    try:
         name = kernel.function_name
     except Exception:  # an object pyopencl itself would reject; let the enqueue report it
-        own, name = False, "?"
+        name = "?"
     foreign_queue = getattr(queue, "int_ptr", None) not in _timed_queues
     for w in _open:
         if own:
@@ -197,7 +202,9 @@ class Kernels:
         return kernel
 
 
-_LOCATION = re.compile(r"(?:[^\s:]*\.cl|<kernel>|<source>|<stdin>|input):(\d+):(\d+):")
+# Build-log locations: PoCL and NVIDIA name a file or <kernel>; Intel's CPU runtime starts the line
+# with a number of its own ("16:4:72: error: ...").
+_LOCATION = re.compile(r"(?:[^\s:]*\.cl|<kernel>|<source>|<stdin>|input|^\d+):(\d+):(\d+):", re.M)
 
 
 def source_first_line(path: Path) -> int | None:
