@@ -1,17 +1,22 @@
-"""Which OpenCL device a hardware profile means, decided the same way in the parent (from a
-subprocess's listing, so a broken ICD cannot take the parent down) and in the worker.
+"""Which device a hardware profile means, and through which runtime the candidates run there,
+decided in the parent from subprocess probes (a broken ICD or SYCL runtime cannot take the parent
+down) and handed to the workers.
 
-A ``cuda`` profile needs its vendor's GPU platform (NVIDIA's OpenCL driver for ``vendor: nvidia``);
-the ``cpu`` profile takes PoCL's CPU device, or another OpenCL CPU device (Intel's CPU runtime) where
-PoCL is absent or cannot build kernels on this host.
+A ``cuda`` profile needs its vendor's GPU platform (NVIDIA's OpenCL driver for ``vendor: nvidia``),
+driven by pyopencl. The ``cpu`` profile runs the candidates through a SYCL queue (dpctl) on a SYCL
+CPU device where one opens, builds and times a probe kernel; otherwise through pyopencl on PoCL's CPU
+device, or another OpenCL CPU device (Intel's CPU runtime) where PoCL is absent or cannot build
+kernels on this host, with the reason SYCL was not used.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -158,3 +163,115 @@ def probe_listing() -> list[dict]:
         raise Unavailable(_probe_cache["error"]) from None
     _probe_cache["listing"] = listing
     return listing
+
+
+# --- the execution path: a SYCL queue on the cpu profile, pyopencl elsewhere -----------------------
+
+# "sycl" or "opencl" forces the path on the cpu profile (unset: SYCL where a SYCL CPU queue works).
+# The parent sets it, with the device and the description, for its workers.
+PATH_ENV = "MKBENCH_SYCL_CPU_PATH"
+DEVICE_ENV = "MKBENCH_SYCL_DEVICE"
+DESCRIPTION_ENV = "MKBENCH_SYCL_PATH"
+
+_SYCL_PROBE_SCRIPT = r"""
+import json
+import numpy as np
+try:
+    import dpctl, dpctl.memory, dpctl.program
+except Exception as exc:
+    print(json.dumps({"error": f"dpctl does not import: {type(exc).__name__}: {exc}"}))
+    raise SystemExit
+from mkbench.backends.sycl.device import PROBE_KERNEL
+tried = []
+for d in dpctl.get_devices(device_type="cpu"):
+    where = f"{d.filter_string} {d.name} [{d.sycl_platform.name}]"
+    try:
+        q = dpctl.SyclQueue(d, property=["enable_profiling", "in_order"])
+        kernel = dpctl.program.create_program_from_source(q, PROBE_KERNEL).get_sycl_kernel("mkbench_probe")
+        mem = dpctl.memory.MemoryUSMDevice(16, queue=q)
+        start = q.submit_barrier()
+        q.submit_async(kernel, [mem], [4])
+        end = q.submit_barrier()
+        q.wait()
+        got = np.zeros(4, np.float32)
+        q.memcpy(got, mem, 16)
+        if not (got == 1).all():
+            tried.append(f"{where}: the probe kernel computed {got.tolist()}")
+        elif not end.profiling_info_end > start.profiling_info_end > 0:
+            tried.append(f"{where}: its events carry no profiling times")
+        else:
+            print(json.dumps({"device": d.filter_string, "name": d.name, "platform": d.sycl_platform.name,
+                              "driver": d.driver_version, "dpctl": dpctl.__version__}))
+            raise SystemExit
+    except Exception as exc:  # a device that cannot open a profiling queue or build: try the next
+        tried.append(f"{where}: {type(exc).__name__}: {exc}".rstrip(": "))
+print(json.dumps({"error": "; ".join(tried) if tried else "dpctl lists no SYCL CPU device (Intel's OpenCL CPU runtime "
+                  "must be registered, and intel-sycl-rt must have its OpenCL adapter: 2026.1.x, not 2026.2)"}))
+"""
+
+
+def probe_sycl_cpu() -> dict[str, str]:
+    """The SYCL CPU device that runs and times a probe kernel through dpctl ({"device": filter
+    string, "name", "platform", "driver", "dpctl"}), or {"error": why none}; from a short-lived
+    subprocess, cached for this process."""
+    if "sycl" in _probe_cache:
+        return _probe_cache["sycl"]
+    if importlib.util.find_spec("dpctl") is None:
+        result = {"error": "dpctl is not installed (pip install dpctl with intel-sycl-rt 2026.1.x: see docs/backends/sycl.md)"}
+    else:
+        register_intel_cpu_runtime()
+        try:
+            proc = subprocess.run([sys.executable, "-c", _SYCL_PROBE_SCRIPT], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+            lines = proc.stdout.strip().splitlines()
+            result = json.loads(lines[-1]) if lines else {}
+            if not result:
+                tail = (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}, no output"])[-1]
+                result = {"error": f"probing SYCL devices failed: {tail}"}
+        except subprocess.TimeoutExpired:
+            result = {"error": f"probing SYCL devices took more than {PROBE_TIMEOUT_S:.0f} s"}
+        except ValueError:
+            result = {"error": f"probing SYCL devices gave unreadable output: {proc.stdout[-200:]!r}"}
+    _probe_cache["sycl"] = result
+    return result
+
+
+@dataclass(frozen=True)
+class ExecutionPath:
+    """How candidates run on a profile: through a SYCL queue on ``sycl_device`` (a dpctl filter
+    string), or through pyopencl when it is None. ``description`` says which, on what, and on the
+    cpu profile why not SYCL when it is not."""
+
+    sycl_device: str | None
+    description: str
+
+    @property
+    def sycl(self) -> bool:
+        return self.sycl_device is not None
+
+
+def execution_path(hw) -> ExecutionPath:
+    """The path for ``hw``: a SYCL queue on the cpu profile where one works (or where the parent
+    found one, in a worker), else pyopencl. Unavailable when PATH_ENV=sycl and none works."""
+    if hw.device != "cpu":
+        return ExecutionPath(None, f"pyopencl on the {hw.vendor} OpenCL GPU platform (SYCL queues run on the cpu profile only)")
+    forced = os.environ.get(PATH_ENV, "").strip().lower()
+    if forced not in ("", "sycl", "opencl"):
+        raise Unavailable(f"{PATH_ENV}={forced!r}: expected 'sycl' or 'opencl' (or unset: SYCL where it works)")
+    if forced == "opencl":
+        return ExecutionPath(None, os.environ.get(DESCRIPTION_ENV) or f"pyopencl, not a SYCL queue: {PATH_ENV}=opencl")
+    if forced == "sycl" and os.environ.get(DEVICE_ENV):  # the parent's probe, handed to its workers
+        return ExecutionPath(os.environ[DEVICE_ENV], os.environ.get(DESCRIPTION_ENV) or f"SYCL queue on {os.environ[DEVICE_ENV]}")
+    probe = probe_sycl_cpu()
+    if "device" in probe:
+        return ExecutionPath(probe["device"], f"SYCL queue (dpctl {probe['dpctl']}) on {probe['device']}: {probe['name']} "
+                                              f"[{probe['platform']}, driver {probe['driver']}]")
+    if forced == "sycl":
+        raise Unavailable(f"{PATH_ENV}=sycl, but no SYCL CPU queue works here: {probe['error']}")
+    return ExecutionPath(None, f"pyopencl, not a SYCL queue: {probe['error']}")
+
+
+def path_env(path: ExecutionPath) -> dict[str, str]:
+    """The environment that hands the parent's decision to a worker (no probe there)."""
+    if path.sycl:
+        return {PATH_ENV: "sycl", DEVICE_ENV: path.sycl_device, DESCRIPTION_ENV: path.description}
+    return {PATH_ENV: "opencl", DESCRIPTION_ENV: path.description}
