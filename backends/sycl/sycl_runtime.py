@@ -2,10 +2,10 @@
 worker, the candidate's OPENCL_SOURCE built into a SYCL kernel bundle through the queue's OpenCL
 backend, and the candidate run through the pyopencl-compatible ``facade``.
 
-Tensors cross the boundary as host copies: torch's CPU tensors and USM device allocations are
-different memory, and dpctl's DLPack import of a CPU tensor into a SYCL device copies too. The
-copies (``memcpy`` into fresh USM allocations, and back) happen outside the timed span, as the
-pyopencl path's do.
+Tensors cross the boundary as host copies, not DLPack: a SYCL kernel may only be given USM (or
+buffer) memory, and torch's CPU tensors are neither, so there is no zero-copy handover to make.
+The copies (``memcpy`` between numpy views of the tensors and fresh USM allocations) happen outside
+the timed span, as the pyopencl path's do.
 
 USM memory is freed as soon as its Python object goes (``sycl::free``), unlike an OpenCL buffer,
 which its pending kernels keep alive. A launch therefore keeps its arguments referenced until the
