@@ -47,7 +47,7 @@ def _cummax_kernel(x_ptr, v_ptr, i_ptr, R, C, BLOCK_R: tl.constexpr, BLOCK_C: tl
         vbits = tl.where(out32 >= 0, out32, out32 ^ 0x7FFFFFFF)
         value = vbits.to(tl.float32, bitcast=True)
         tl.store(v_ptr + base + offs[None, :], value.to(v_ptr.dtype.element_ty), mask=mask)
-        tl.store(i_ptr + base + offs[None, :], run & 0xFFFFFFFF, mask=mask)
+        tl.store(i_ptr + base + offs[None, :], run & 0x7FFFFFFF, mask=mask)  # column < 2^31
         carry = tl.max(run, axis=1)
 
 
