@@ -42,6 +42,7 @@ def kernel_function(a):
     out = torch.empty_like(a)
     n_pad = max(16, triton.next_power_of_2(n))
     bb = min(CPU_BB, triton.next_power_of_2(B)) if a.device.type == "cpu" else max(1, TILE // (n_pad * n_pad))
+    elems = bb * n_pad * n_pad  # 16 warps at n = 128 keep a float64 matrix (128 KB) in registers
     _lu_nopivot_kernel[(triton.cdiv(B, bb),)](a, out, B, n, BB=bb, N_PAD=n_pad,
-                                              num_warps=8 if bb * n_pad * n_pad >= 16384 else 4)
+                                              num_warps=16 if elems >= 16384 else (8 if elems >= 4096 else 4))
     return out
