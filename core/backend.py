@@ -102,6 +102,10 @@ class Backend:
         """Whether an exception raised on the first call is a (JIT) compile failure."""
         return False
 
+    def prepare_call(self, inputs: Sequence[Any]) -> None:
+        """Harness work before a candidate call that must stay out of its trace (e.g. poisoning a
+        framework allocator the candidate's outputs will come from)."""
+
     def run(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> Any:
         return fn(*inputs)
 

@@ -31,7 +31,9 @@ from typing import Any
 MAX_EVENTS = 5000  # per trace: a candidate launching millions of kernels gets a truncated trace
 MARKER = "spin_kernel"  # torch.cuda._sleep's kernel
 START_MARKER_US = 1000.0
-ALLOC_PATTERNS = ("Memset", "FillFunctor", "fill_kernel", "zero_")
+# Memory operations, not kernels: fills and memsets (torch.zeros), and copies made by the runtime (DLPack
+# hand-overs, constants sent to the device). Counted for neither side of the framework share.
+ALLOC_PATTERNS = ("Memset", "Memcpy", "FillFunctor", "fill_kernel", "zero_")
 
 
 # --- kernel names -------------------------------------------------------------------------------

@@ -268,6 +268,7 @@ class Steps:
         from . import transfer
         self.held = []
         poison_allocator(self.device, inputs)
+        self.backend.prepare_call(inputs)
         # Only a backend that can suppress its launches is asked to (the decoy check, see engine.lane)
         counter = self.backend.launch_counter(suppress=True) if suppress else self.backend.launch_counter()
         with counter, tracing.make_tracer(self.device, counter, trace and not self.backend.is_baseline) as tracer:

@@ -27,7 +27,7 @@ class _DeviceActor:
     def __init__(self, kind: str, lanes: int, env: dict, modules: tuple, memory_bytes: int | None, label: str):
         from . import procs
         from .device import Device
-        procs.context(modules)
+        procs.context(modules, {"TRITON_INTERPRET": "1" if kind == "cpu" else "0"})
         self.device = Device(kind, None, lanes, env, modules, memory_bytes)
         self.device.name = label
 

@@ -86,7 +86,7 @@ def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool
             return all_rows(verdict=Verdict.COMPILED, error=f"compile only: {unit.compile_only}")
     own = set(unit.own_names) if unit.own_names is not None else None
     for r in rows.values():
-        r["extra"]["unit_seconds"] = obs.get("seconds")
+        r["extra"]["unit_seconds"] = dict(obs.get("seconds") or {}, steps=obs.get("steps"))
     for (shape, dtype), r in rows.items():
         c = obs["combos"].get(combo_key(shape, dtype))
         if c and c.get("correct"):

@@ -86,8 +86,12 @@ class Progress:
 def probe_device(limits: Limits, op: str = "probe", hw: HardwareProfile | None = None, env: dict | None = None) -> dict[str, Any]:
     """Device facts (or launch overheads), gathered in a worker: the orchestrator never creates a
     CUDA context."""
+    import multiprocessing
+
     from .. import worker
-    child = procs.Child(worker.entry, (env or {}, None))
+    # spawned, not forked from the fork server: the server is started only once the device (and so
+    # the environment its imports need) is known
+    child = procs.Child(worker.entry, (env or {}, None), ctx=multiprocessing.get_context("spawn"))
     try:
         reply = child.request({"op": op, "hw": hw}, limits.start)
     except (procs.Timeout, procs.Died, wire.WireError) as exc:
@@ -130,9 +134,9 @@ class Runner:
         opt = self.opt
         backend = self.reg.backend(opt.backend)
         modules = tuple(getattr(backend, "worker_modules", ()))
-        procs.context(modules)
         probe = probe_device(opt.limits)
         hw = resolve_profile(opt.hw, self.reg.hardware, probe)
+        procs.context(modules, {"TRITON_INTERPRET": "1" if hw.device == "cpu" else "0"})
         units = Planner(self.reg, opt).plan(hw)
         config = opt.config(hw.name)
         config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
