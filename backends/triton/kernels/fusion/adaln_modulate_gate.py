@@ -52,7 +52,8 @@ def _row_stats_kernel(x_ptr, mean_ptr, rstd_ptr, K, stride_xm, stride_xk, eps,
 
 
 @triton.jit
-def _adaln_modulate_gate_kernel(x_ptr, mean_ptr, rstd_ptr, shift_ptr, scale_ptr, gate_ptr, w_ptr, b_ptr, y_ptr, M, N, K, T,
+def _adaln_modulate_gate_kernel(x_ptr, mean_ptr, rstd_ptr, shift_ptr, scale_ptr, gate_ptr, w_ptr, b_ptr, y_ptr,
+                                M, N, K, T,
                                 stride_xm, stride_xk, stride_mb, stride_md, stride_wn, stride_wk, stride_ym, stride_yn,
                                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                                 GROUP_M: tl.constexpr, EVEN_K: tl.constexpr, IEEE: tl.constexpr, UPCAST: tl.constexpr):

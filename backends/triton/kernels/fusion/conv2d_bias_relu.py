@@ -54,7 +54,8 @@ def _conv3x3_bias_relu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, P, C_in, C_out, H, W,
 
     bias = tl.load(b_ptr + offs_co, mask=co_ok, other=0.0).to(tl.float32)
     y = tl.maximum(acc + bias[None, :], 0.0)
-    y_ptrs = y_ptr + (n * stride_yn + h * stride_yh + w * stride_yw)[:, None] + offs_co[None, :].to(tl.int64) * stride_yc
+    pixel = n * stride_yn + h * stride_yh + w * stride_yw
+    y_ptrs = y_ptr + pixel[:, None] + offs_co[None, :].to(tl.int64) * stride_yc
     tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=p_ok[:, None] & co_ok[None, :])
 
 

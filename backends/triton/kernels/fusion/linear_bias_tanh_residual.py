@@ -23,9 +23,11 @@ def _tanh(z):
 
 @triton.jit
 def _linear_bias_tanh_residual_kernel(x_ptr, w_ptr, b_ptr, r_ptr, y_ptr, M, N, K,
-                                      stride_xm, stride_xk, stride_wn, stride_wk, stride_ym, stride_yn, stride_rm, stride_rn,
+                                      stride_xm, stride_xk, stride_wn, stride_wk, stride_ym, stride_yn,
+                                      stride_rm, stride_rn,
                                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                                      GROUP_M: tl.constexpr, EVEN_K: tl.constexpr, IEEE: tl.constexpr, UPCAST: tl.constexpr):
+                                      GROUP_M: tl.constexpr, EVEN_K: tl.constexpr,
+                                      IEEE: tl.constexpr, UPCAST: tl.constexpr):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -90,7 +92,8 @@ def kernel_function(x, weight, bias, residual):
     grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
     _linear_bias_tanh_residual_kernel[grid](
         x, weight, bias, residual, y, M, N, K,
-        x.stride(0), x.stride(1), weight.stride(0), weight.stride(1), y.stride(0), y.stride(1), residual.stride(0), residual.stride(1),
+        x.stride(0), x.stride(1), weight.stride(0), weight.stride(1), y.stride(0), y.stride(1),
+        residual.stride(0), residual.stride(1),
         BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=8, EVEN_K=K % BLOCK_K == 0,
         IEEE=x.dtype == torch.float32, UPCAST=x.device.type == "cpu" and x.dtype == torch.bfloat16,
         num_warps=warps, num_stages=stages,

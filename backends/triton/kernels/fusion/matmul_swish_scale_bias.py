@@ -16,7 +16,8 @@ import triton.language as tl
 def _matmul_swish_scale_bias_kernel(x_ptr, w_ptr, s_ptr, b_ptr, y_ptr, M, N, K,
                                     stride_xm, stride_xk, stride_wn, stride_wk, stride_ym, stride_yn,
                                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                                    GROUP_M: tl.constexpr, EVEN_K: tl.constexpr, IEEE: tl.constexpr, UPCAST: tl.constexpr):
+                                    GROUP_M: tl.constexpr, EVEN_K: tl.constexpr,
+                                    IEEE: tl.constexpr, UPCAST: tl.constexpr):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)

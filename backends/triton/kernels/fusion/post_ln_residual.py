@@ -132,7 +132,8 @@ def kernel_function(h, weight, bias, residual, ln_weight, ln_bias):
     grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
     _linear_residual_kernel[grid](
         h, weight, bias, residual, z, M, N, K,
-        h.stride(0), h.stride(1), weight.stride(0), weight.stride(1), residual.stride(0), residual.stride(1), z.stride(0),
+        h.stride(0), h.stride(1), weight.stride(0), weight.stride(1), residual.stride(0), residual.stride(1),
+        z.stride(0),
         BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=8, EVEN_K=K % BLOCK_K == 0,
         IEEE=h.dtype == torch.float32, UPCAST=h.device.type == "cpu" and h.dtype == torch.bfloat16,
         num_warps=warps, num_stages=stages,

@@ -66,8 +66,10 @@ def kernel_function(qkv, positions, cos_cache, sin_cache, n_q_heads, n_kv_heads)
     HALF_PAD = triton.next_power_of_2(HALF)
     _qkv_split_rope_kernel[(B * S,)](
         qkv, positions, cos_cache, sin_cache, q, k, v, S, n_q_heads, n_kv_heads, HALF,
-        qkv.stride(0), qkv.stride(1), positions.stride(0), positions.stride(1), cos_cache.stride(0), sin_cache.stride(0),
-        q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2), v.stride(0), v.stride(1), v.stride(2),
+        qkv.stride(0), qkv.stride(1), positions.stride(0), positions.stride(1),
+        cos_cache.stride(0), sin_cache.stride(0),
+        q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
+        v.stride(0), v.stride(1), v.stride(2),
         HQ_PAD=HQ_PAD, HKV_PAD=triton.next_power_of_2(n_kv_heads), HALF_PAD=HALF_PAD,
         num_warps=4 if HQ_PAD * HALF_PAD <= 1024 else 8,
     )

@@ -26,7 +26,8 @@ def _rmsnorm_residual_kernel(x_ptr, r_ptr, w_ptr, y_ptr, h_ptr, D, stride_x, str
     cols = tl.arange(0, BLOCK)
     if SINGLE:
         ok = cols < D
-        h = tl.load(x_row + cols, mask=ok, other=0.0).to(tl.float32) + tl.load(r_row + cols, mask=ok, other=0.0).to(tl.float32)
+        h = tl.load(x_row + cols, mask=ok, other=0.0).to(tl.float32) + \
+            tl.load(r_row + cols, mask=ok, other=0.0).to(tl.float32)
         tl.store(h_row + cols, h.to(h_ptr.dtype.element_ty), mask=ok)
         rstd = tl.rsqrt(tl.sum(h * h, axis=0) / D + eps)
         w = tl.load(w_ptr + cols, mask=ok, other=0.0).to(tl.float32)
@@ -36,14 +37,16 @@ def _rmsnorm_residual_kernel(x_ptr, r_ptr, w_ptr, y_ptr, h_ptr, D, stride_x, str
         for start in range(0, D, BLOCK):
             offs = start + cols
             ok = offs < D
-            h = tl.load(x_row + offs, mask=ok, other=0.0).to(tl.float32) + tl.load(r_row + offs, mask=ok, other=0.0).to(tl.float32)
+            h = tl.load(x_row + offs, mask=ok, other=0.0).to(tl.float32) + \
+                tl.load(r_row + offs, mask=ok, other=0.0).to(tl.float32)
             tl.store(h_row + offs, h.to(h_ptr.dtype.element_ty), mask=ok)
             acc += h * h
         rstd = tl.rsqrt(tl.sum(acc, axis=0) / D + eps)
         for start in range(0, D, BLOCK):
             offs = start + cols
             ok = offs < D
-            h = tl.load(x_row + offs, mask=ok, other=0.0).to(tl.float32) + tl.load(r_row + offs, mask=ok, other=0.0).to(tl.float32)
+            h = tl.load(x_row + offs, mask=ok, other=0.0).to(tl.float32) + \
+                tl.load(r_row + offs, mask=ok, other=0.0).to(tl.float32)
             w = tl.load(w_ptr + offs, mask=ok, other=0.0).to(tl.float32)
             tl.store(y_row + offs, (h * rstd * w).to(y_ptr.dtype.element_ty), mask=ok)
 
@@ -58,6 +61,7 @@ def kernel_function(x, residual, weight):
     single = triton.next_power_of_2(D) <= MAX_FUSED
     BLOCK = triton.next_power_of_2(D) if single else LOOP_BLOCK
     num_warps = 4 if BLOCK <= 1024 else (8 if BLOCK <= 4096 else 16)
-    _rmsnorm_residual_kernel[(T,)](x, residual, weight, y, h, D, x.stride(0), residual.stride(0), y.stride(0), h.stride(0),
-                                   EPS, BLOCK=BLOCK, SINGLE=single, num_warps=num_warps)
+    _rmsnorm_residual_kernel[(T,)](x, residual, weight, y, h, D,
+                                   x.stride(0), residual.stride(0), y.stride(0), h.stride(0), EPS,
+                                   BLOCK=BLOCK, SINGLE=single, num_warps=num_warps)
     return y, h

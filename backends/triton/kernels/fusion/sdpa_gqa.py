@@ -6,11 +6,12 @@ softmax (running max m, sum l and the unnormalised float32 output, rescaled by
 exp2(m_old - m_new); logits in the log2 domain with scale * log2(e) folded into one multiply).
 The [Sq, Sk] scores never reach memory. The G query heads of a group read the same K/V rows,
 and their programs are adjacent in launch order (batch * head is the fastest grid index), so a
-KV tile fetched from DRAM for one head is served from L2 to the rest of its group. Full key tiles run without a mask; only a ragged last tile masks keys
-past Sk (its -inf logits give exactly 0 weight; the first tile always has a real key, so the
-running max is finite from the start). For 16-bit inputs the probabilities are rounded to the
-input dtype for the P V tensor-core product (inside the half-precision tolerances); float32
-uses IEEE products throughout.
+KV tile fetched from DRAM for one head is served from L2 to the rest of its group. Full key
+tiles run without a mask; only a ragged last tile masks keys past Sk (its -inf logits give
+exactly 0 weight; the first tile always has a real key, so the running max is finite from the
+start). For 16-bit inputs the probabilities are rounded to the input dtype for the P V
+tensor-core product (inside the half-precision tolerances); float32 uses IEEE products
+throughout.
 """
 import torch
 import triton

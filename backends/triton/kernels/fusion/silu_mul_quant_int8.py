@@ -61,7 +61,8 @@ def _silu_mul_quant_kernel(x_ptr, q_ptr, s_ptr, N, stride_xt, stride_xn, stride_
         for start in range(0, N, BLOCK):
             offs = start + cols
             ok = offs < N
-            tl.store(q_row + offs, _quantize(_silu_mul(gate + offs * stride_xn, up + offs * stride_xn, ok), scale), mask=ok)
+            h = _silu_mul(gate + offs * stride_xn, up + offs * stride_xn, ok)
+            tl.store(q_row + offs, _quantize(h, scale), mask=ok)
 
 
 def kernel_function(x):

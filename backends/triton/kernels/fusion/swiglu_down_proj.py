@@ -62,9 +62,8 @@ def _swiglu_down_proj_kernel(g_ptr, u_ptr, w_ptr, y_ptr, M, N, K,
 
     m_ok = offs_m < M
     n_ok = offs_n < N
-    y = acc
     y_ptrs = y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :] * stride_yn
-    tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
+    tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
 
 def kernel_function(gate, up, w_down):
