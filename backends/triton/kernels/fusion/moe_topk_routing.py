@@ -53,5 +53,5 @@ def kernel_function(logits, k):
     BLOCK_T = max(1, min(64, TILE // E_PAD))
     _topk_routing_kernel[(triton.cdiv(T, BLOCK_T),)](
         logits, weights, experts, T, E, logits.stride(0), logits.stride(1), weights.stride(0), experts.stride(0),
-        K=k, BLOCK_T=BLOCK_T, E_PAD=E_PAD, K_PAD=triton.next_power_of_2(k), num_warps=4)
+        K=k, BLOCK_T=BLOCK_T, E_PAD=E_PAD, K_PAD=triton.next_power_of_2(k), num_warps=8)
     return weights, experts
