@@ -25,8 +25,10 @@ def _adagrad_kernel(param_ptr, grads_ptr, state_ptr, param_out_ptr, state_out_pt
     mask = offs < n
     p = tl.load(param_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     s = tl.load(state_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    g_ptrs = grads_ptr + offs
     for k in range(0, STEPS):
-        g = tl.load(grads_ptr + k * stride_g + offs, mask=mask, other=0.0).to(tl.float32)
+        g = tl.load(g_ptrs, mask=mask, other=0.0).to(tl.float32)
+        g_ptrs += stride_g  # 64-bit pointer arithmetic: k * stride_g could pass 2^31
         g = g + weight_decay * p
         clr = lr / (1.0 + (step + k) * lr_decay)  # t - 1 = step + k
         s = s + g * g

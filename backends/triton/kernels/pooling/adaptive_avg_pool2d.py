@@ -63,5 +63,5 @@ def kernel_function(x):
     grid = (triton.cdiv(planes, BLOCK_P),)
     _adaptive_avg_kernel[grid](x, y, planes, C, H, W, x.stride(0), x.stride(1), x.stride(2), x.stride(3),
                                OUT=OUT, BLOCK_P=BLOCK_P, CELLS=64, KH_MAX=_max_window(H), KW_MAX=_max_window(W),
-                               num_warps=4)
+                               num_warps=8)
     return y

@@ -11,7 +11,7 @@ product is then scaled per column by the group's scale and added to the float32 
 the weights are never rounded (scaling the integer partial sums is exact up to float32 rounding,
 where dequantizing first would round every weight to 16 bits), and the packed weights are read
 at 4 bits per value. Grouped launch order keeps a column block of weights in L2 across row blocks;
-128 x 128 x 128 tiles, a 16-row tile for M <= 16 (decode).
+128 x 64 x 128 tiles, a 16-row tile for M <= 16 (decode).
 """
 import torch
 import triton
@@ -57,17 +57,19 @@ def _w4a16_kernel(x_ptr, qw_ptr, s_ptr, z_ptr, y_ptr, M, N, K,
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for g in range(0, K // GROUP):
         x = tl.load(x_ptrs, mask=mask_m[:, None], other=0.0)
-        packed = tl.load(q_ptrs, mask=mask_n[:, None], other=0).to(tl.int32)
-        q = tl.interleave(packed & 0xF, packed >> 4)  # [BLOCK_N, GROUP]: k = 2i low nibble, 2i + 1 high
-        zero = tl.load(z_ptr + offs_n * stride_zn + g * stride_zg, mask=mask_n, other=0).to(tl.int32)
+        packed = tl.load(q_ptrs, mask=mask_n[:, None], other=0)
+        q = tl.interleave(packed & 0xF, packed >> 4)  # [BLOCK_N, GROUP] uint8: k = 2i low nibble, 2i + 1 high
+        zero = tl.load(z_ptr + offs_n * stride_zn + g * stride_zg, mask=mask_n, other=0)
         scale = tl.load(s_ptr + offs_n * stride_sn + g * stride_sg, mask=mask_n, other=0.0).to(tl.float32)
-        wq = q - zero[:, None]  # -15..15: exact in float16 and bfloat16
         if UPCAST:
-            # Triton interpreter only: its tl.dot (and int -> bfloat16 cast) mishandle bfloat16;
+            # Triton interpreter only: its tl.dot and its int -> bfloat16 cast mishandle bfloat16;
             # exact float32 copies give the same products.
-            part = tl.dot(x.to(tl.float32), tl.trans(wq.to(tl.float32)), input_precision="ieee")
+            wq = q.to(tl.float32) - zero.to(tl.float32)[:, None]
+            part = tl.dot(x.to(tl.float32), tl.trans(wq), input_precision="ieee")
         else:
-            part = tl.dot(x, tl.trans(wq.to(x.dtype)), out_dtype=tl.float32)
+            # codes and zero points 0..15, their difference -15..15: all exact in 16-bit floats
+            wq = q.to(x.dtype) - zero.to(x.dtype)[:, None]
+            part = tl.dot(x, tl.trans(wq), out_dtype=tl.float32)
         acc += part * scale[None, :]
         x_ptrs += GROUP * stride_xk
         q_ptrs += HALF * stride_qk
@@ -85,7 +87,9 @@ def kernel_function(x, qweight, scales, zeros):
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     if y.numel() == 0:
         return y
-    BLOCK_M, BLOCK_N, warps, stages = 128, 128, 8, 3
+    # 128 x 64: with the unpacked weight tile and a second float32 tile (the group product) live
+    # next to the accumulator, 128 x 128 needs more than 255 registers per thread and spills
+    BLOCK_M, BLOCK_N, warps, stages = 128, 64, 8, 3
     if M <= 16:
         BLOCK_M, BLOCK_N, warps = 16, 64, 4
     grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)

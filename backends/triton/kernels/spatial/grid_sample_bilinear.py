@@ -92,5 +92,5 @@ def kernel_function(x, grid):
     _grid_sample_kernel[(N * p_blocks,)](x, grid, y, C, H, W, HWo, Wo, p_blocks,
                                          x.stride(0), x.stride(1), x.stride(2), x.stride(3),
                                          grid.stride(0), grid.stride(1), grid.stride(2), grid.stride(3),
-                                         BLOCK_C=BLOCK_C, BLOCK_P=BLOCK_P, num_warps=4)
+                                         BLOCK_C=BLOCK_C, BLOCK_P=BLOCK_P, num_warps=8)
     return y

@@ -92,5 +92,5 @@ def kernel_function(features, boxes, batch_idx):
     _roi_align_kernel[(K * c_blocks,)](features, boxes, batch_idx, y, C, H, W, c_blocks,
                                        features.stride(0), features.stride(1), features.stride(2), features.stride(3),
                                        boxes.stride(0), boxes.stride(1),
-                                       OUT=OUT, SAMPLING=SAMPLING, SCALE=SCALE, BLOCK_C=BLOCK_C, BINS=64, num_warps=4)
+                                       OUT=OUT, SAMPLING=SAMPLING, SCALE=SCALE, BLOCK_C=BLOCK_C, BINS=64, num_warps=8)
     return y
