@@ -5,6 +5,7 @@ static integrity checks and launch counting are exercised directly. The GPU test
 run the reference kernels, a decoy and a KernelBench load_inline candidate for real."""
 
 import json
+import re
 import sys
 import textwrap
 import types
@@ -14,7 +15,8 @@ import pytest
 import torch
 
 from mkbench import Unavailable
-from mkbench.backends.cuda import compile_with_nvcc, nvcc, runtime, sources
+from mkbench.backends.cuda import compile_with_nvcc, runtime
+from mkbench.backends.native import kernel_names, nvcc, sources
 from mkbench.errors import CompileError
 from mkbench.plugins import build_registry
 
@@ -168,6 +170,43 @@ def test_source_rule(tmp_path):
     assert not by_label["RawKernel code (line 9)"].exact  # a concatenation: no line mapping
     assert found.unresolved == ["line 10: RawModule code is not a constant string (see the source rule)"]
     assert sources.line_directive(cuda, path) == f'#line 4 "{path.as_posix()}"\n'
+
+
+def test_kernel_names(tmp_path):
+    # The __global__ functions a candidate defines, by the bare name a profiler shows once
+    # demangled: extern "C" names, C++ templates and namespaced kernels by their identifier;
+    # declarations, comments, strings, #define bodies and host C++ (cpp_sources) are not kernels.
+    path = tmp_path / "c.py"
+    path.write_text(textwrap.dedent('''\
+        import cupy
+        from torch.utils.cpp_extension import load_inline
+        CUDA_SOURCE = r"""
+        #define KERNEL(name) extern "C" __global__ void name(float* x) {}
+        // __global__ void commented_out(float* x) {}
+        /* __global__ void also_commented(float* x) {} */
+        extern "C" __global__ void __launch_bounds__(256, 2) row_sum_f32(const float* x, float* y) { }
+        extern "C" __global__ void declared_only(float* x);
+        template <typename T, int N>
+        __global__ void __launch_bounds__(128) scale(T* __restrict__ x, T a) { x[0] = a * (T)N; }
+        template __global__ void scale<float, 2>(float*, float);
+        namespace ops { __global__ static void shift_kernel(int* x) { const char* s = "__global__ void no()"; } }
+        __device__ float helper(float v) { return v; }
+        """
+        ext = load_inline(name="e", cpp_sources="void host_only() {}", functions=["f"], cuda_sources=[r"""
+        __global__
+        void
+        relu_kernel (const float* x,
+                     float* y) {}
+        """])
+        '''))
+    assert kernel_names(path) == {"row_sum_f32", "scale", "shift_kernel", "relu_kernel"}
+
+
+@pytest.mark.parametrize("path", sorted(REFS.glob("*/*.py")), ids=lambda p: p.stem)
+def test_reference_kernel_names_are_the_launched_ones(path):
+    # Every kernel a reference defines is fetched by name (get_function / RawKernel), and only those.
+    launched = set(re.findall(r'(?:get_function\(|RawKernel\([^,]+,\s*)"(\w+)"', path.read_text()))
+    assert launched and kernel_names(path) == launched
 
 
 # --- compile-only runs through the real pipeline -----------------------------------------------

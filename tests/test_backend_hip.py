@@ -4,15 +4,16 @@ verdict) and with hipcc for the AMD targets it knows (side checks kept in extra.
 The GPU tests (marked gpu) run the references through the loader on an NVIDIA GPU."""
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from mkbench import Unavailable
-from mkbench.backends.cuda import nvcc
 from mkbench.backends.hip import compile as hip_compile
 from mkbench.backends.hip import loader
+from mkbench.backends.native import kernel_names, nvcc
 from mkbench.errors import CompileError
 from mkbench.plugins import build_registry
 
@@ -116,6 +117,13 @@ def test_nvidia_text_maps_lines_and_blanks_hip_includes():
     body = text.split('#line 7 "cand.py"\n', 1)[1]
     assert body.splitlines() == ["", "", "int x;"]  # line numbers kept
     assert text.startswith('#line 1 "hip_on_cuda.h"\n') and "mkb_shfl_down" in text
+
+
+@pytest.mark.parametrize("path", sorted(REFS.glob("*/*.py")), ids=lambda p: p.stem)
+def test_reference_kernel_names_are_the_launched_ones(path):
+    # kernel_names reads HIP_SOURCE too: every kernel a reference defines is fetched by name.
+    launched = set(re.findall(r'get_function\("(\w+)"\)', path.read_text()))
+    assert launched and kernel_names(path) == launched
 
 
 @needs_nvcc
