@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from mkbench.backend import Backend
-from mkbench.backends.native import checks, nvcc, sources
+from mkbench.backends.native import nvcc, sources
 from mkbench.backends.native.launches import NativeLaunchCounter
 from mkbench.backends.native.sources import entry_problem
 from mkbench.candidate import ENTRY_POINT
@@ -71,7 +71,8 @@ class CudaBackend(Backend):
         return entry_problem(source, task.name, allow_model_new=True)
 
     def static_findings(self, task, source):
-        return checks.findings(source, "cuda")
+        from mkbench.backends.native.checks import findings
+        return findings(source, "cuda")
 
     # --- worker side -------------------------------------------------------------------
     def compile_checks(self, task, source, hw):

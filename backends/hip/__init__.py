@@ -12,7 +12,7 @@ import importlib.util
 from pathlib import Path
 
 from mkbench.backend import Backend
-from mkbench.backends.native import checks, nvcc
+from mkbench.backends.native import nvcc
 from mkbench.backends.native.launches import NativeLaunchCounter
 from mkbench.backends.native.sources import entry_problem
 from mkbench.candidate import ENTRY_POINT, load_python_candidate
@@ -83,7 +83,8 @@ class HipBackend(Backend):
         return None
 
     def static_findings(self, task, source):
-        return checks.findings(source, "hip", allowed_imports=LOADER_IMPORT)
+        from mkbench.backends.native.checks import findings
+        return findings(source, "hip", allowed_imports=LOADER_IMPORT)
 
     # --- worker side -------------------------------------------------------------------
     def compile_checks(self, task, source, hw):
