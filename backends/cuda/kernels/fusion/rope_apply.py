@@ -30,8 +30,10 @@ template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) {
 }
 
 // Block (32, 8): lanes walk a row's columns, threadIdx.y picks the row; both grid-stride.
-#define FOR_ROWS(row, rows) for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < (rows); row += (long long)gridDim.y * blockDim.y)
-#define FOR_COLS(col, cols) for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += (long long)gridDim.x * blockDim.x)
+#define FOR_ROWS(row, rows) \
+    for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < (rows); row += (long long)gridDim.y * blockDim.y)
+#define FOR_COLS(col, cols) \
+    for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += (long long)gridDim.x * blockDim.x)
 
 template <typename T>
 __device__ __forceinline__ void rope(const T* __restrict__ x, const T* __restrict__ cos_t, const T* __restrict__ sin_t, T* __restrict__ y,

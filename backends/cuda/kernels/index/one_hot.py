@@ -8,8 +8,10 @@ import torch
 
 CUDA_SOURCE = r"""
 // Block (32, 8): lanes walk a row's columns, threadIdx.y picks the row; both grid-stride.
-#define FOR_ROWS(row, rows) for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < (rows); row += (long long)gridDim.y * blockDim.y)
-#define FOR_COLS(col, cols) for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += (long long)gridDim.x * blockDim.x)
+#define FOR_ROWS(row, rows) \
+    for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < (rows); row += (long long)gridDim.y * blockDim.y)
+#define FOR_COLS(col, cols) \
+    for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += (long long)gridDim.x * blockDim.x)
 
 extern "C" __global__ void one_hot_i64(const long long* __restrict__ labels, long long* __restrict__ out, long long rows,
                                        long long C) {

@@ -31,8 +31,10 @@ template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) {
 }
 
 // Block (32, 8): lanes walk a row's columns, threadIdx.y picks the row; both grid-stride.
-#define FOR_ROWS(row, rows) for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < (rows); row += (long long)gridDim.y * blockDim.y)
-#define FOR_COLS(col, cols) for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += (long long)gridDim.x * blockDim.x)
+#define FOR_ROWS(row, rows) \
+    for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < (rows); row += (long long)gridDim.y * blockDim.y)
+#define FOR_COLS(col, cols) \
+    for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += (long long)gridDim.x * blockDim.x)
 
 // Philox4x32-10 (Salmon et al., SC'11): ten rounds of multiply-xor on a 128-bit counter, keyed by
 // the 64-bit seed; four independent 32-bit words per counter value.

@@ -9,8 +9,10 @@ import torch
 
 CUDA_SOURCE = r"""
 // Block (32, 8): lanes walk a row's columns, threadIdx.y picks the row; both grid-stride.
-#define FOR_ROWS(row, rows) for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < (rows); row += (long long)gridDim.y * blockDim.y)
-#define FOR_COLS(col, cols) for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += (long long)gridDim.x * blockDim.x)
+#define FOR_ROWS(row, rows) \
+    for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < (rows); row += (long long)gridDim.y * blockDim.y)
+#define FOR_COLS(col, cols) \
+    for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += (long long)gridDim.x * blockDim.x)
 
 template <typename E>
 __device__ __forceinline__ void pixel_shuffle(const E* __restrict__ x, E* __restrict__ out, long long rows, int H, int W, int r) {

@@ -12,8 +12,10 @@ HIP_SOURCE = r"""
 #include <hip/hip_runtime.h>
 
 // Block (32, 8): lanes walk a row's columns, threadIdx.y picks the row; both grid-stride.
-#define FOR_ROWS(row, rows) for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < (rows); row += (long long)gridDim.y * blockDim.y)
-#define FOR_COLS(col, cols) for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += (long long)gridDim.x * blockDim.x)
+#define FOR_ROWS(row, rows) \
+    for (long long row = (long long)blockIdx.y * blockDim.y + threadIdx.y; row < (rows); row += (long long)gridDim.y * blockDim.y)
+#define FOR_COLS(col, cols) \
+    for (long long col = (long long)blockIdx.x * blockDim.x + threadIdx.x; col < (cols); col += (long long)gridDim.x * blockDim.x)
 
 template <typename U>
 __device__ __forceinline__ void copy_rows(const U* __restrict__ x, const long long* __restrict__ index, U* __restrict__ out, long long M,
