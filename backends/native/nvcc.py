@@ -1,17 +1,18 @@
-"""Compiling device code with nvcc where no GPU is present (compile-only mode), and the flags that
-make a ``load_inline`` source compile outside torch's own build."""
+"""Compiling device code with nvcc where no GPU is present (compile-only mode): the CUDA backend's
+sources as they are, the HIP backend's through its HIP-on-CUDA mapping. Which text and which flags
+each source gets is the backend's business; finding nvcc, the target and running it is here."""
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
+from typing import Iterable, Sequence
+
+from .sources import Source
 
 DEFAULT_ARCH = "sm_90"  # H100/H200, the GPUs mkbench is calibrated on
 # nvcc parses torch's headers for a load_inline source in about a minute of CPU time.
@@ -38,32 +39,6 @@ def arch_for(hw) -> str:
     return m.group(0) if m and getattr(hw, "vendor", "") == "nvidia" else DEFAULT_ARCH
 
 
-_FLAGS_PROBE = """
-import json, sysconfig
-from pathlib import Path
-import torch
-from torch.utils import cpp_extension as ce
-std = "-std=c++20" if "'-std=c++20'" in Path(ce.__file__).read_text() else "-std=c++17"
-abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", 1))
-includes = list(ce.include_paths()) + [sysconfig.get_paths()["include"]]
-print(json.dumps([*ce.COMMON_NVCC_FLAGS, std, f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
-                  "-DTORCH_EXTENSION_NAME=mkbench_compile_check", "-DTORCH_API_INCLUDE_EXTENSION_H",
-                  *(f"-I{p}" for p in includes)]))
-"""
-
-
-@functools.lru_cache(maxsize=1)
-def torch_extension_flags() -> tuple[str, ...]:
-    """What torch.utils.cpp_extension passes nvcc for a CUDA extension, minus the host build:
-    torch's and Python's include folders, the C++ standard of the installed torch and its ABI.
-    Read in a child process: importing cpp_extension pulls in setuptools, whose distutils shim
-    fails in a process that has already imported the standard library's distutils."""
-    proc = subprocess.run([sys.executable, "-c", _FLAGS_PROBE], capture_output=True, text=True, timeout=120)
-    if proc.returncode != 0:
-        raise RuntimeError(f"could not read torch's extension flags: {proc.stderr.strip()[-500:]}")
-    return tuple(json.loads(proc.stdout.strip().splitlines()[-1]))
-
-
 def compile_device(text: str, *, arch: str = DEFAULT_ARCH, flags=NVRTC_FLAGS, nvcc: str | None = None,
                    timeout: float = TIMEOUT_S) -> tuple[bool, str]:
     """Compile ``text`` as one CUDA translation unit to a cubin for ``arch`` (device code only:
@@ -84,4 +59,14 @@ def compile_device(text: str, *, arch: str = DEFAULT_ARCH, flags=NVRTC_FLAGS, nv
         return proc.returncode == 0, out
 
 
-__all__ = ["DEFAULT_ARCH", "arch_for", "compile_device", "find_nvcc", "torch_extension_flags"]
+def first_failure(jobs: Iterable[tuple[Source, str, Sequence[str]]], arch: str) -> tuple[Source, str] | None:
+    """Compile each (source, text, flags) in turn; the first source nvcc rejects, with nvcc's
+    message, or None when every one compiled."""
+    for src, text, flags in jobs:
+        ok, message = compile_device(text, arch=arch, flags=flags)
+        if not ok:
+            return src, message
+    return None
+
+
+__all__ = ["DEFAULT_ARCH", "NVRTC_FLAGS", "arch_for", "compile_device", "find_nvcc", "first_failure"]

@@ -1,7 +1,9 @@
-"""Finding the device-code strings of a Python-hosted candidate without running it.
+"""Reading a Python-hosted CUDA or HIP candidate without running it: its entry point, the
+device-code strings it holds, and the kernels those strings define.
 
 CI machines have nvcc but no GPU, so the CUDA and HIP backends compile a candidate's sources
-without importing it. The rule (documented in docs/backends/cuda.md and hip.md):
+without importing it; the profiler side (``kernel_names``) needs the kernels' names before the
+candidate runs. The source rule (documented in docs/backends/cuda.md and hip.md):
 
 * a string is resolved when it is a literal, a top-level name bound to a resolvable string, or a
   ``+`` of resolvable strings; a list or tuple of them counts as several sources;
@@ -19,6 +21,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from mkbench.candidate import ENTRY_POINT
 
 _CUDA_NAME = re.compile(r"(^|_)CUDA_(SOURCE|SRC|CODE)S?(_|$)")
 
@@ -181,4 +185,104 @@ def line_directive(source: Source, path: Path) -> str:
     return f'#line {source.line} "{Path(path).as_posix()}"\n'
 
 
-__all__ = ["Found", "Source", "find", "line_directive", "parse"]
+def entry_problem(path: Path, task_name: str, allow_model_new: bool) -> str | None:
+    """Parse without executing: a syntax error, or no entry point."""
+    try:
+        tree = ast.parse(Path(path).read_text(), filename=str(path))
+    except SyntaxError as exc:
+        return f"{path}:{exc.lineno}: syntax error: {exc.msg}"
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"{path}: cannot read: {exc}"
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    if ENTRY_POINT in names or task_name in names or (allow_model_new and "ModelNew" in names):
+        return None
+    also = ", nor a class `ModelNew`" if allow_model_new else ""
+    return f"{path}: defines neither `{ENTRY_POINT}` nor `{task_name}` at top level{also}"
+
+
+# --- kernel names ----------------------------------------------------------------------------------
+_COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_TOKEN = re.compile(r"[A-Za-z_]\w*|::|\[\[|\]\]|\S")
+# Attribute-like words that may sit between __global__ and the kernel's name, with (arguments).
+_DECL_ATTRIBUTES = {"__launch_bounds__", "__maxnreg__", "__cluster_dims__", "__attribute__", "__declspec", "alignas",
+                    "__align__"}
+
+
+def _blank(text: str) -> str:
+    """Comments, string/char literals and preprocessor directives replaced by spaces (newlines kept)."""
+    def spaces(m: re.Match) -> str:
+        s = m.group(0)
+        return re.sub(r"[^\n]", " ", s) if s.startswith(("/", "#")) else '""'
+    return _DIRECTIVE.sub(spaces, _COMMENT_OR_LITERAL.sub(spaces, text))
+
+
+def _skip_balanced(tokens: list[str], i: int, open_: str, close: str) -> int:
+    """Index after the bracket group starting at tokens[i] == open_ (len(tokens) if unbalanced)."""
+    depth = 0
+    while i < len(tokens):
+        depth += (tokens[i] == open_) - (tokens[i] == close)
+        i += 1
+        if depth == 0:
+            return i
+    return i
+
+
+def _global_functions(text: str) -> set[str]:
+    """The names of the ``__global__`` functions *defined* in one CUDA/HIP source: the identifier
+    right before the parameter list (after any ``__launch_bounds__(...)``-like attributes; template
+    arguments of an explicit specialisation and namespace qualifiers dropped), counted only when
+    the parameter list is followed by a body, not by ``;`` (a declaration or an instantiation)."""
+    tokens = _TOKEN.findall(_blank(text))
+    names: set[str] = set()
+    for start, tok in enumerate(tokens):
+        if tok != "__global__":
+            continue
+        i, name = start + 1, None
+        while i < len(tokens) and tokens[i] not in ("(", ";", "{"):
+            t = tokens[i]
+            if t in _DECL_ATTRIBUTES and i + 1 < len(tokens) and tokens[i + 1] == "(":
+                i = _skip_balanced(tokens, i + 1, "(", ")")
+                continue
+            if t == "[[":
+                i = _skip_balanced(tokens, i, "[[", "]]")
+                continue
+            if t == "<":  # foo<float>(...): the name is before the template arguments
+                i = _skip_balanced(tokens, i, "<", ">")
+                continue
+            if re.fullmatch(r"[A-Za-z_]\w*", t):
+                name = t
+            i += 1
+        if name is None or i >= len(tokens) or tokens[i] != "(":
+            continue
+        i = _skip_balanced(tokens, i, "(", ")")
+        while i < len(tokens) and tokens[i] not in ("{", ";"):
+            i += 1
+        if i < len(tokens) and tokens[i] == "{":
+            names.add(name)
+    return names
+
+
+def kernel_names(path: Path) -> set[str]:
+    """The names of the ``__global__`` functions defined in the CUDA and HIP sources found
+    statically in the candidate at ``path`` (the source rule above; host C++ of ``load_inline``
+    ``cpp_sources`` excluded), as a profiler lists them once demangled and stripped of parameters
+    and template arguments: ``extern "C"`` names as written, C++ kernels by their bare identifier
+    (``ns::scale<float>(float*, int)`` -> ``scale``). Kernels generated by macros, or held in
+    strings the rule cannot resolve, are not seen."""
+    names: set[str] = set()
+    for language in ("cuda", "hip"):
+        for src in find(path, language).sources:
+            if src.kind != "cpp":
+                names |= _global_functions(src.text)
+    return names
+
+
+__all__ = ["Found", "Source", "entry_problem", "find", "kernel_names", "line_directive", "parse"]

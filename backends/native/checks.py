@@ -27,7 +27,7 @@ from pathlib import Path
 
 from mkbench.static_checks import COMPUTE_METHODS, Finding, scan_python
 
-from .sources import Source
+from .sources import Source, find
 
 KERNELBENCH_FOOTER_IMPORT = "mkbench.importers.kernelbench"
 # CuPy functions a wrapper may call: kernels, allocation, zero-copy views, dtypes, device handles.
@@ -193,6 +193,17 @@ def python_findings(path: Path, allowed_imports: dict[str, set[str]] | None = No
     return sorted(set(filter(keep, findings)) | set(extra), key=lambda f: (f.line, f.check))
 
 
+def findings(path: Path, language: str, allowed_imports: dict[str, set[str]] | None = None) -> list[Finding]:
+    """A candidate's static integrity findings: python_findings over the file, and source_findings
+    over its ``language`` ("cuda" or "hip") sources where the file parses."""
+    found_in_python = python_findings(path, allowed_imports)
+    try:
+        found = find(path, language)
+    except (SyntaxError, OSError, UnicodeDecodeError):
+        return found_in_python
+    return sorted(set(found_in_python) | set(source_findings(found.sources)), key=lambda f: (f.line, f.check))
+
+
 def source_findings(sources: list[Source]) -> list[Finding]:
     """Findings inside device and extension sources (comments ignored). Lines are file lines
     where the source's lines map onto the file, else the line the source starts on."""
@@ -220,4 +231,4 @@ def source_findings(sources: list[Source]) -> list[Finding]:
     return out
 
 
-__all__ = ["python_findings", "source_findings"]
+__all__ = ["findings", "python_findings", "source_findings"]
