@@ -93,6 +93,15 @@ class CudaBackend(Backend):
         from . import runtime
         return runtime.load(task.name, source)
 
+    worker_modules = ("cupy",)
+
+    def own_kernel_names(self, task, source):
+        from mkbench.backends.native.sources import kernel_names
+        try:
+            return kernel_names(Path(source))
+        except (SyntaxError, OSError, UnicodeDecodeError):
+            return None
+
     def launch_counter(self):
         """Counts RawKernel launches and load_inline extension calls made inside the block."""
         return NativeLaunchCounter()

@@ -106,6 +106,32 @@ class CountingExtension:
         return wrapped
 
 
+def _cached_build(original, args: tuple, kwargs: dict) -> dict:
+    """load_inline's arguments with the build keyed by what decides the binary: the sources, the
+    flags, the function list, torch's version, CUDA's and the device's architecture. The build
+    directory and module name carry that key, so a resume or a re-run of the same candidate finds its
+    extension built (ninja has nothing to do), and two candidates that both call their extension
+    "matmul_cuda" can never load each other's."""
+    import hashlib
+    import inspect
+    import os
+
+    import torch
+    bound = inspect.signature(original).bind(*args, **kwargs)
+    bound.apply_defaults()
+    call = dict(bound.arguments)
+    call.update(call.pop("kwargs", {}) or {})
+    key_parts = {k: v for k, v in call.items() if k not in ("verbose", "build_directory", "keep_intermediates")}
+    arch = torch.cuda.get_device_capability() if torch.cuda.is_available() else os.environ.get("TORCH_CUDA_ARCH_LIST")
+    digest = hashlib.sha256(repr((sorted(key_parts.items(), key=lambda kv: kv[0]), torch.__version__, torch.version.cuda,
+                                  arch)).encode()).hexdigest()[:16]
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "torch_extensions")
+    call["build_directory"] = os.path.join(root, f"mkbench-{digest}")
+    call["name"] = f"{call['name']}_{digest}"
+    os.makedirs(call["build_directory"], exist_ok=True)
+    return call
+
+
 def install_load_inline_counting(found: _sources.Found, path: Path) -> None:
     """Wrap torch.utils.cpp_extension.load_inline: #line directives on the candidate's own CUDA
     sources (so nvcc's messages name the .py file and line), and a counting extension module."""
@@ -125,7 +151,7 @@ def install_load_inline_counting(found: _sources.Found, path: Path) -> None:
         if "cuda_sources" in kwargs:
             cs = kwargs["cuda_sources"]
             kwargs["cuda_sources"] = [tag(t) for t in cs] if isinstance(cs, (list, tuple)) else tag(cs)
-        return CountingExtension(original(*args, **kwargs))
+        return CountingExtension(original(**_cached_build(original, args, kwargs)))
 
     load_inline._mkbench = True
     load_inline._mkbench_found = (found, path)

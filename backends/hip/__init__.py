@@ -106,6 +106,15 @@ class HipBackend(Backend):
                 raise CompileError(f"{'hiprtc' if loader.on_amd() else 'NVRTC (HIP through hip_on_cuda.h)'}: {src.label}:\n{exc}") from None
         return load_python_candidate(source, task.name)
 
+    worker_modules = ("cupy",)
+
+    def own_kernel_names(self, task, source):
+        from mkbench.backends.native.sources import kernel_names
+        try:
+            return kernel_names(Path(source))
+        except (SyntaxError, OSError, UnicodeDecodeError):
+            return None
+
     def launch_counter(self):
         """Counts the launches made through the loader inside the block."""
         return NativeLaunchCounter()

@@ -130,6 +130,16 @@ class SyclBackend(Backend):
         kernels = runtime.build(rt, opencl_source, options, Path(source))
         return runtime.OpenCLCandidate(rt, kernels, entry)
 
+    stream_timed = False  # an OpenCL (or SYCL) queue of its own, timed by its own events
+    worker_modules = ("pyopencl",)
+
+    def own_kernel_names(self, task, source):
+        from mkbench.trace import global_function_names
+        try:
+            return global_function_names(Path(source).read_text())
+        except (OSError, UnicodeDecodeError):
+            return None
+
     def launch_counter(self):
         return OpenCLLaunchCounter()
 
