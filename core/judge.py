@@ -39,6 +39,9 @@ class Judgement:
         return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err}
 
 
+KEEP_RESERVED_BYTES = 4 * 2**30  # what a judge's allocator may keep between checks (freeing costs re-allocating)
+
+
 class CandidateCallFailed(Exception):
     """A contract's re-run of the candidate failed (raised, crashed, or was refused)."""
 
@@ -51,6 +54,7 @@ class Judge:
     def __init__(self, device: str):
         self.device = device
         self._pristine: OrderedDict[tuple, tuple] = OrderedDict()
+        self._structure: dict[tuple, tuple] = {}
 
     def pristine(self, task: Task, shape: Shape, dtype_name: str, seed: int) -> tuple:
         key = (task.source or task.name, shape.name, dtype_name, seed)
@@ -65,6 +69,16 @@ class Judge:
             self._pristine.popitem(last=False)
         return values
 
+    def expected_structure(self, task: Task, shape: Shape, dtype_name: str, pristine: tuple) -> tuple:
+        """Shapes, dtypes and devices of the reference's outputs at the task's dtype: the same for
+        every seed, so computed once per (task, shape, dtype) instead of once per check."""
+        key = (task.source or task.name, shape.name, dtype_name)
+        if key not in self._structure:
+            with torch.no_grad():
+                out = normalize(task.reference(*clone_args(pristine)))
+            self._structure[key] = tuple((tuple(o.shape), o.dtype, o.device.type) for o in out)
+        return self._structure[key]
+
     def check(self, task: Task, shape: Shape, dtype_name: str, seed: int, outputs: tuple,
               inputs_after: tuple | None = None,
               run_candidate: Callable[..., tuple] | None = None) -> Judgement:
@@ -75,9 +89,7 @@ class Judge:
             for i, (after, clean) in enumerate(zip(inputs_after, pristine)):
                 if isinstance(clean, torch.Tensor) and not (isinstance(after, torch.Tensor) and same(after.to(clean.device), clean)):
                     return Judgement(False, f"candidate modified input[{i}]")
-        with torch.no_grad():
-            expected = normalize(task.reference(*clone_args(pristine)))
-        problem = structure_problem(outputs, expected)
+        problem = structure_problem(outputs, self.expected_structure(task, shape, dtype_name, pristine))
         if problem:
             return Judgement(False, problem)
         contract = task.contract
@@ -106,20 +118,20 @@ class Judge:
 
 
 def structure_problem(out: tuple, expected: tuple) -> str | None:
-    """What the judge can see of an output's structure: count, type, shape, dtype, device type.
-    (Whether an output aliases an input's storage is visible only where both live: the worker
-    reports that.)"""
+    """What the judge can see of an output's structure against the reference's (shape, dtype, device
+    type) per output: count, type, shape, dtype, device type. (Whether an output aliases an input's
+    storage is visible only where both live: the worker reports that.)"""
     if len(out) != len(expected):
         return f"returned {len(out)} outputs, expected {len(expected)}"
-    for i, (o, e) in enumerate(zip(out, expected)):
+    for i, (o, (shape, dtype, device)) in enumerate(zip(out, expected)):
         if type(o) is not torch.Tensor:
             return f"output[{i}] is {type(o).__name__}, expected a plain torch.Tensor"
-        if o.shape != e.shape:
-            return f"output[{i}] has shape {tuple(o.shape)}, expected {tuple(e.shape)}"
-        if o.dtype != e.dtype:
-            return f"output[{i}] has dtype {o.dtype}, expected {e.dtype}"
-        if o.device.type != e.device.type:
-            return f"output[{i}] is on {o.device.type}, expected {e.device.type}"
+        if tuple(o.shape) != shape:
+            return f"output[{i}] has shape {tuple(o.shape)}, expected {shape}"
+        if o.dtype != dtype:
+            return f"output[{i}] has dtype {o.dtype}, expected {dtype}"
+        if o.device.type != device:
+            return f"output[{i}] is on {o.device.type}, expected {device}"
     return None
 
 
@@ -171,7 +183,7 @@ def serve(conn, env: dict[str, str], device: str) -> None:
 
             verdict = judge.check(task, shape, req["dtype"], int(req["seed"]), outputs, after, run_candidate)
             del outputs, after
-            if device == "cuda":
+            if device == "cuda" and torch.cuda.memory_reserved() > KEEP_RESERVED_BYTES:
                 # A judge lives as long as its lane: what its allocator keeps after a float64 reference of
                 # a large shape would add up over the lanes (8 judges held 7-12 GiB each on an H100).
                 torch.cuda.empty_cache()

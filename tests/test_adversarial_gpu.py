@@ -38,7 +38,7 @@ def _run(tmp_path, name, files, *extra, shape_role=None):
     sol = _solutions(tmp_path / name, files)
     store = tmp_path / f"{name}.sqlite"
     args = [sys.executable, "-m", "mkbench", "run", "--solutions", str(sol), "--method", name,
-            "--task", ",".join(t for _, t in files), "--baselines", "eager", "--seeds", "1", "--time-budget-ms", "100",
+            "--task", ",".join(t for _, t in files), "--baselines", "eager", "--seeds", "1", "--time-budget-ms", "100", "--lanes", "2",
             "--store", str(store), "--no-progress", *extra]
     if shape_role:
         args += ["--shape-role", shape_role]

@@ -87,6 +87,10 @@ def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool
     own = set(unit.own_names) if unit.own_names is not None else None
     for r in rows.values():
         r["extra"]["unit_seconds"] = dict(obs.get("seconds") or {}, steps=obs.get("steps"))
+    jit_failure = next((c["correct"]["message"] for c in obs["combos"].values()
+                        if (c.get("correct") or {}).get("status") == "compile_error"), None)
+    if jit_failure:  # a JIT compile error at the first call: the candidate does not build, whatever the shape
+        return all_rows(verdict=Verdict.COMPILE_ERROR, compile_status="error", error=jit_failure)
     for (shape, dtype), r in rows.items():
         c = obs["combos"].get(combo_key(shape, dtype))
         if c and c.get("correct"):
