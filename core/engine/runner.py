@@ -52,6 +52,7 @@ class RunOptions:
     workers: int | None = None   # CPU prepare pool (default: the cores)
     lanes: int | None = None     # lanes per device (default: 4 on a GPU, the cores on a CPU)
     gpus: str = "0"              # "all" or "0,1,..."
+    worker_memory_mb: int | None = None  # RLIMIT_DATA of each candidate worker (None: no cap)
     executor: str = "local"      # or "ray"
     address: str | None = None   # Ray cluster address
     baseline_cache: bool = True
@@ -195,13 +196,14 @@ class Runner:
         if hw.device == "cuda" and opt.timed:
             env["launch_overhead_us"] = probe_device(opt.limits, "overhead", hw, {"TRITON_INTERPRET": "0"})
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
-        env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "gpus": opt.gpus, "workers": opt.workers}
+        env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "gpus": opt.gpus, "workers": opt.workers,
+                         "worker_memory_mb": opt.worker_memory_mb}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
 
     def _settings(self, run) -> EvalSettings:
         return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
-                            limits=self.opt.limits)
+                            limits=self.opt.limits, worker_memory_mb=self.opt.worker_memory_mb)
 
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1
