@@ -75,6 +75,11 @@ def run(args) -> int:
         raise BadInput("--method names candidates from --solutions; the shipped references are always 'reference'")
     if args.address and args.executor != "ray":
         raise BadInput("--address needs --executor ray")
+    if args.executor == "ray":
+        try:
+            import ray  # noqa: F401  (checked before a run is recorded: the executor imports it later)
+        except ImportError:
+            raise BadInput("--executor ray needs the ray package, which is not installed here") from None
     use_tasks_dirs(args)
     registry = build_registry()
     registry.raise_problems()

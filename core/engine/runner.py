@@ -20,7 +20,7 @@ from ..errors import BadInput
 from ..hardware import HardwareProfile, resolve_profile
 from ..integrity import Policy
 from ..registry import Registry
-from ..store import Store, this_owner
+from ..store import RunOwned, Store, this_owner
 from ..timing import TimingSettings
 from . import procs
 from .device import Device
@@ -146,9 +146,9 @@ class Runner:
         env_key, env_doc = self._baseline_env(run, hw)
         self.progress.start(len(units), len(units) - len(todo))
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-        executor = self._executor(hw, probe, run, modules)
-        beat = time.monotonic()
         try:
+            executor = self._executor(hw, probe, run, modules)
+            beat = time.monotonic()
             cached = set()
             for unit in todo:
                 rows = self._cached_rows(unit, env_key)
@@ -166,7 +166,9 @@ class Runner:
                 self._record(run_id, unit, rows, overhead)
                 if unit.backend.is_baseline and opt.baseline_cache and env_key:
                     self.store.cache_baseline(_task_digest(unit), env_key, env_doc, run_id, rows)
-        except KeyboardInterrupt:
+        except RunOwned:
+            raise  # another process took the run over: its status is theirs to write
+        except BaseException:  # Ctrl-C, SIGTERM, or a failure (an executor that cannot start): resumable, not 'running'
             self.store.set_run_status(run_id, "interrupted", {"gpu_state_at_end": environment.gpu_state()})
             raise
         finally:
