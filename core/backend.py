@@ -72,6 +72,11 @@ class Backend:
         "message": str}}``. Runs in the worker before :meth:`compile`, whatever it returns."""
         return {}
 
+    #: whether the timer reads CUDA events on torch's current stream (then a kernel on another stream,
+    #: not ordered with it, is work hidden from the timer); False for backends timed by a device-wide
+    #: sync that run on queues of their own (JAX, OpenCL)
+    stream_timed: bool = True
+
     #: whether ``launch_counter(suppress=True)`` can skip the candidate's own kernel launches (still
     #: counting them): the decoy check runs the candidate so, and an answer that stays right without
     #: its own kernels was not computed by them
@@ -96,6 +101,10 @@ class Backend:
     def is_compile_error(self, exc: BaseException) -> bool:
         """Whether an exception raised on the first call is a (JIT) compile failure."""
         return False
+
+    def prepare_call(self, inputs: Sequence[Any]) -> None:
+        """Harness work before a candidate call that must stay out of its trace (e.g. poisoning a
+        framework allocator the candidate's outputs will come from)."""
 
     def run(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> Any:
         return fn(*inputs)

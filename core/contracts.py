@@ -56,8 +56,26 @@ def _as_float64(t: torch.Tensor) -> torch.Tensor:
     return t.detach().to(torch.float64)
 
 
+def absolute_floor(dtype: torch.dtype) -> float:
+    """The smallest absolute error any closeness check tolerates for outputs of ``dtype``: the
+    smallest normal number of the type the arithmetic runs in (float32 for the 16-bit types,
+    which GPUs compute in float32 and round; float64 for float64).
+
+    Why: below the smallest normal, hardware flushes to zero (FTZ/DAZ in cuDNN, cuBLAS and
+    ``--use_fast_math`` code), and a float64 reference holds values the output type cannot hold
+    at all (6.2e-46 rounds to 0 in float32). When every output is that small, an RMS-scaled atol
+    collapses with them and PyTorch eager itself would be judged wrong (seen on a KernelBench
+    level-1 convolution on an H100). The floor is far below any output scale a task draws, so a
+    wrong answer at normal magnitudes still fails."""
+    if not (dtype.is_floating_point or dtype.is_complex):
+        return 0.0
+    real = torch.empty((), dtype=dtype).real.dtype if dtype.is_complex else dtype
+    return float(torch.finfo(torch.promote_types(real, torch.float32)).tiny)
+
+
 def compare_close(out: torch.Tensor, ref: torch.Tensor, tol: Tol, scale: str = "rms", name: str = "output") -> CheckResult:
-    """|out - ref| <= atol * s + rtol * |ref|, where s is 1 (scale="abs") or rms(ref) (scale="rms").
+    """|out - ref| <= max(atol * s, floor) + rtol * |ref|, where s is 1 (scale="abs") or rms(ref)
+    (scale="rms") and floor is :func:`absolute_floor` of the output's dtype.
 
     NaN and +/-Inf must sit at exactly the same positions with the same signs.
     """
@@ -79,10 +97,11 @@ def compare_close(out: torch.Tensor, ref: torch.Tensor, tol: Tol, scale: str = "
         s = float(r.square().mean().sqrt())
         s = s if s > 0 else 1.0
     err = (o - r).abs()
-    bound = tol.atol * s + tol.rtol * r.abs()
+    atol = max(tol.atol * s, absolute_floor(out.dtype))
+    bound = atol + tol.rtol * r.abs()
     bad = err > bound
     max_abs = float(err.max())
-    max_rel = float((err / r.abs().clamp_min(tol.atol * s if tol.atol * s > 0 else 1e-300)).max())
+    max_rel = float((err / r.abs().clamp_min(atol if atol > 0 else 1e-300)).max())
     if bool(bad.any()):
         nbad = int(bad.sum())
         idx = int(torch.argmax((err - bound).flatten()))
@@ -141,6 +160,95 @@ class AllClose(Contract):
             worst_abs = max(worst_abs, res.max_abs_err or 0.0)
             worst_rel = max(worst_rel, res.max_rel_err or 0.0)
         return CheckResult(True, "", worst_abs, worst_rel)
+
+
+#: KernelBench's own judgement (``eval_kernel_against_ref``): ``torch.allclose(output, output_new,
+#: atol=t, rtol=t)`` on raw values, t = 1e-4 for float32 and 1e-2 for float16/bfloat16, with the
+#: reference run at the problem's own precision.
+KERNELBENCH_TOLERANCES: dict[str, Tol] = {
+    "float32": Tol(1e-4, 1e-4), "float16": Tol(1e-2, 1e-2), "bfloat16": Tol(1e-2, 1e-2),
+}
+
+#: KernelBench-X's default judgement (``EVAL/1_exe_acc.py``): ``torch.testing.assert_close`` with
+#: rtol = atol = 1e-5 for float32/float64 and 5e-3 for float16/bfloat16 on raw values, other
+#: dtypes exactly, both sides at the task's own precision.
+KERNELBENCH_X_TOLERANCES: dict[str, Tol] = {
+    "float64": Tol(1e-5, 1e-5), "float32": Tol(1e-5, 1e-5), "float16": Tol(5e-3, 5e-3), "bfloat16": Tol(5e-3, 5e-3),
+}
+
+
+def kernelbench_allclose() -> "AllClose":
+    """KernelBench's tolerance (:data:`KERNELBENCH_TOLERANCES`), for verdicts comparable like for
+    like with KernelBench's (``mkbench import kernelbench --contract kernelbench``)."""
+    return AllClose(tolerances=dict(KERNELBENCH_TOLERANCES), scale="abs", reference_precision=None)
+
+
+def kernelbench_x_allclose() -> "AllClose":
+    """KernelBench-X's default tolerance (:data:`KERNELBENCH_X_TOLERANCES`), for tasks without
+    per-task thresholds (``mkbench import kernelbench-x --as-tasks --contract kernelbench-x``)."""
+    return AllClose(tolerances=dict(KERNELBENCH_X_TOLERANCES), scale="abs", reference_precision=None)
+
+
+def similarity_metrics(out: torch.Tensor, ref: torch.Tensor) -> dict[str, float]:
+    """Cosine similarity of the flattened tensors (1 when both are all zero, 0 when only one
+    is), relative L1 error sum|o - r| / sum|r|, and root-mean-square error; in float64."""
+    o, r = out.detach().reshape(-1).to(torch.float64), ref.detach().reshape(-1).to(torch.float64)
+    if o.numel() == 0:
+        return {"cosine_sim": 1.0, "l1_relative": 0.0, "rmse": 0.0}
+    no, nr = float(o.norm()), float(r.norm())
+    if no < 1e-12 and nr < 1e-12:
+        cosine = 1.0
+    elif no < 1e-12 or nr < 1e-12:
+        cosine = 0.0
+    else:
+        cosine = float(torch.dot(o, r) / (no * nr))
+    diff = (o - r).abs()
+    return {"cosine_sim": cosine, "l1_relative": float(diff.sum() / r.abs().sum().clamp_min(1e-12)),
+            "rmse": float(diff.square().mean().sqrt())}
+
+
+@dataclass
+class SimilarityThresholds(Contract):
+    """Whole-tensor similarity instead of element-wise closeness: every numeric output must have
+    cosine similarity >= ``cosine_min`` with the reference, relative L1 error <= ``l1_relative_max``
+    and RMSE <= ``rmse_max`` (:func:`similarity_metrics`); NaN/Inf positions must match; boolean
+    outputs must be equal. This is KernelBench-X's per-task ``precision_thresholds`` rule (its
+    quantized tasks), so imported tasks can be judged as KernelBench-X judges them."""
+
+    cosine_min: float = 0.99
+    l1_relative_max: float = 0.01
+    rmse_max: float = 0.01
+    reference_precision: torch.dtype | None = None
+
+    @property
+    def description(self) -> str:
+        return (f"similarity vs {self.reference_precision or 'native'} reference: cosine >= {self.cosine_min:g}, "
+                f"relative L1 <= {self.l1_relative_max:g}, RMSE <= {self.rmse_max:g}; NaN/Inf positions must match")
+
+    def check(self, ctx: CheckContext) -> CheckResult:
+        worst_abs = 0.0
+        for i, (o, r) in enumerate(zip(ctx.outputs, ctx.reference())):
+            name = f"output[{i}]"
+            if o.dtype == torch.bool:
+                res = compare_exact(o, r, name)
+                if not res.ok:
+                    return res
+                continue
+            of, rf = o.to(torch.float64), r.to(torch.float64)
+            inf = torch.isinf(rf)
+            if not torch.equal(torch.isnan(of), torch.isnan(rf)) or not torch.equal(torch.isinf(of), inf) \
+                    or not torch.equal(of[inf], rf[inf]):
+                return CheckResult(False, f"{name}: NaN/Inf positions or signs differ")
+            finite = torch.isfinite(rf)
+            m = similarity_metrics(of[finite], rf[finite])
+            if not (m["cosine_sim"] >= self.cosine_min and m["l1_relative"] <= self.l1_relative_max
+                    and m["rmse"] <= self.rmse_max):
+                return CheckResult(False, f"{name}: cosine {m['cosine_sim']:.6g} (>= {self.cosine_min:g}), relative L1 "
+                                          f"{m['l1_relative']:.3g} (<= {self.l1_relative_max:g}), RMSE {m['rmse']:.3g} "
+                                          f"(<= {self.rmse_max:g})", m["rmse"], m["l1_relative"])
+            if finite.any():
+                worst_abs = max(worst_abs, float((of[finite] - rf[finite]).abs().max()))
+        return CheckResult(True, "", worst_abs, None)
 
 
 def compare_exact(out: torch.Tensor, ref: torch.Tensor, name: str = "output") -> CheckResult:
@@ -233,7 +341,8 @@ def check_relative_rounded(ctx: CheckContext) -> CheckResult:
     cosh ...): an rms-scaled atol would wave through any error on the small outputs. Rounding the
     float64 reference to the output dtype first makes it overflow (to inf) and underflow exactly
     where the dtype does, so a correct kernel is never asked for a value the dtype cannot hold; s
-    leaves one ulp of room for a subnormal result."""
+    leaves one ulp of room for a subnormal result (compare_close raises it to
+    :func:`absolute_floor` where that is larger: float32 subnormals may be flushed to zero)."""
     from .task import DTYPE_NAMES
     (out,), (ref,) = ctx.outputs, ctx.reference()
     fi = torch.finfo(out.dtype)

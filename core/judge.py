@@ -54,6 +54,8 @@ class Judge:
 
     def pristine(self, task: Task, shape: Shape, dtype_name: str, seed: int) -> tuple:
         key = (task.source or task.name, shape.name, dtype_name, seed)
+        if any(k[:3] != key[:3] for k in self._pristine):  # another task or combination: the old ones are done
+            self._pristine.clear()
         if key in self._pristine:
             self._pristine.move_to_end(key)
             return self._pristine[key]
@@ -168,6 +170,11 @@ def serve(conn, env: dict[str, str], device: str) -> None:
                     raise CandidateCallFailed(f"its outputs could not be read: {exc}") from None
 
             verdict = judge.check(task, shape, req["dtype"], int(req["seed"]), outputs, after, run_candidate)
+            del outputs, after
+            if device == "cuda":
+                # A judge lives as long as its lane: what its allocator keeps after a float64 reference of
+                # a large shape would add up over the lanes (8 judges held 7-12 GiB each on an H100).
+                torch.cuda.empty_cache()
             wire.send(conn, {"kind": "judged", **verdict.as_dict()})
         except (EOFError, OSError):
             break

@@ -30,7 +30,10 @@ from typing import Any
 
 MAX_EVENTS = 5000  # per trace: a candidate launching millions of kernels gets a truncated trace
 MARKER = "spin_kernel"  # torch.cuda._sleep's kernel
-ALLOC_PATTERNS = ("Memset", "FillFunctor", "fill_kernel", "zero_")
+START_MARKER_US = 1000.0
+# Memory operations, not kernels: fills and memsets (torch.zeros), and copies made by the runtime (DLPack
+# hand-overs, constants sent to the device). Counted for neither side of the framework share.
+ALLOC_PATTERNS = ("Memset", "Memcpy", "FillFunctor", "fill_kernel", "zero_")
 
 
 # --- kernel names -------------------------------------------------------------------------------
@@ -96,6 +99,9 @@ class DeviceTracer:
     def __enter__(self):
         import torch
         from torch.profiler import ProfilerActivity, profile
+
+        from .timing import _spin_rate
+        self._cycles = int(START_MARKER_US * _spin_rate())  # measured outside the trace: it launches spins
         torch.cuda.synchronize()
         self._prof = profile(activities=[ProfilerActivity.CUDA])
         self._prof.__enter__()
@@ -104,7 +110,10 @@ class DeviceTracer:
     @contextmanager
     def call(self):
         import torch
-        torch.cuda._sleep(1)  # start marker on the timed (current) stream
+        # Start marker on the timed (current) stream, a millisecond long: work the candidate puts on
+        # another stream without first waiting for this one starts while it spins, which is
+        # before the timer's start event could see it (deterministic, not a race on a short kernel).
+        torch.cuda._sleep(self._cycles)
         yield
         torch.cuda._sleep(1)  # end marker: everything the events could see ran before it
         self.calls += 1
@@ -215,7 +224,9 @@ def make_tracer(device: str, counter, enabled: bool = True):
         return NoTracer()
     if device == "cuda":
         return DeviceTracer()
-    if device == "cpu":
+    if device == "cpu" and hasattr(counter, "log"):
+        # only for backends whose launches are logged (Triton): for the others the ATen ops seen on
+        # the CPU are the harness's own hand-overs (DLPack, host copies), not framework work
         return HostTracer(counter)
     return NoTracer()
 
@@ -250,11 +261,17 @@ def classify(name: str, own_names: set[str] | None) -> str:
     return "framework"
 
 
-def analyze(summary: dict | None, own_names: set[str] | None) -> TraceFindings | None:
+def analyze(summary: dict | None, own_names: set[str] | None, stream_timed: bool = True) -> TraceFindings | None:
+    """What a trace shows. ``stream_timed``: the backend's timer reads events on torch's current stream
+    (work elsewhere escapes it); backends timed by a device-wide sync (JAX's, OpenCL's queues) run on
+    streams of their own by design, so no stream is "hidden" for them."""
     if not summary:
         return None
     if summary.get("basis") == "device_time":
-        return _analyze_device(summary, own_names)
+        f = _analyze_device(summary, own_names)
+        if not stream_timed:
+            f.hidden = [h for h in f.hidden if "launched after the call had returned" in h]
+        return f
     if summary.get("basis") == "tensor_bytes":
         return _analyze_host(summary)
     return None
@@ -289,6 +306,9 @@ def _analyze_device(summary: dict, own_names: set[str] | None) -> TraceFindings:
             covered += cur_e - cur_s
         busy.append(covered / 1000.0)
         for ev in inside:
+            if ev[1] != timed_stream and ev[2] < start[2] + start[3]:
+                f.hidden.append(f"kernel {kernel_identifier(ev[0])} on stream {ev[1]} started while the timed stream "
+                                f"(stream {timed_stream}) was still before the call: work not ordered after the timer's start")
             if ev[2] + ev[3] > end[2] and ev[1] != timed_stream:
                 f.hidden.append(f"kernel {kernel_identifier(ev[0])} on stream {ev[1]} ended "
                                 f"{(ev[2] + ev[3] - end[2]) / 1000:.1f} us after the timed stream's work "

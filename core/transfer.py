@@ -70,8 +70,14 @@ def _export_cuda(t: torch.Tensor) -> dict:
             "offset": int(t.storage_offset())}
     if t.untyped_storage().nbytes() == 0:
         return dict(base, handle=None)
+    try:
+        shared = t.untyped_storage()._share_cuda_()
+    except RuntimeError:
+        # memory torch's allocator did not make (a JAX or CuPy buffer seen through DLPack) has no IPC
+        # handle of torch's: hand over a copy in torch's memory instead
+        return _export_cuda(t.clone())
     (device, handle, size, storage_offset, ref_handle, ref_offset, event_handle,
-     event_sync) = t.untyped_storage()._share_cuda_()
+     event_sync) = shared
     return dict(base, device=int(device), handle=bytes(handle), size=int(size), storage_offset=int(storage_offset),
                 ref_handle=bytes(ref_handle), ref_offset=int(ref_offset),
                 event_handle=bytes(event_handle) if event_handle is not None else None, event_sync=bool(event_sync))

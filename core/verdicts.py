@@ -65,3 +65,14 @@ def worst(verdicts: Iterable[str]) -> Verdict | None:
 
 def counts_as_correct(verdict: str) -> bool:
     return verdict == Verdict.CORRECT
+
+
+def markdown() -> str:
+    """The README's table of verdicts (a test keeps the README equal to it)."""
+    lines = ["| verdict | meaning |", "|---|---|"]
+    lines += [f"| `{v}` | {MEANING[v]} |" for v in SEVERITY]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m mkbench.verdicts: print the table
+    print(markdown())

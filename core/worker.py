@@ -38,7 +38,8 @@ def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None
         # Private writable memory (malloc, anonymous mmap), enforced by the kernel at allocation: a
         # candidate that hogs host memory gets a MemoryError at the cap, however fast it allocates
         # (a poll of the resident size would see it too late). Shared memory (the tensors handed to
-        # the judge) does not count. Soft and hard limit alike: the candidate cannot raise it (unless the worker runs as root).
+        # the judge) does not count. Soft and hard limit alike: the candidate cannot raise it (unless
+        # the worker runs as root).
         import resource
         resource.setrlimit(resource.RLIMIT_DATA, (memory_mb << 20, memory_mb << 20))
     if log_path:
@@ -239,9 +240,13 @@ class Steps:
 
     def failure(self, exc: BaseException) -> dict:
         from .errors import CompileError
+        tb = traceback.format_exc()
+        print(tb, file=sys.stderr, flush=True)  # the unit's log keeps the whole traceback
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
         compile_error = isinstance(exc, CompileError) or (self.job is not None and self.backend.is_compile_error(exc))
-        return {"kind": "failed", "message": short(f"{type(exc).__name__}: {exc}"),
-                "traceback": short(traceback.format_exc(), 4000), "compile_error": compile_error,
+        return {"kind": "failed", "message": short(f"{type(exc).__name__}: {exc}{where}"),
+                "traceback": short(tb, 4000), "compile_error": compile_error,
                 "hack": short(str(exc)) if isinstance(exc, IntegrityViolation) else None,
                 "poisoned": self.job is not None and context_poisoned(self.device)}
 
@@ -271,6 +276,7 @@ class Steps:
         from . import transfer
         self.held = []
         poison_allocator(self.device, inputs)
+        self.backend.prepare_call(inputs)
         # Only a backend that can suppress its launches is asked to (the decoy check, see engine.lane)
         counter = self.backend.launch_counter(suppress=True) if suppress else self.backend.launch_counter()
         with counter, tracing.make_tracer(self.device, counter, trace and not self.backend.is_baseline) as tracer:
@@ -322,7 +328,7 @@ class Steps:
             summary = tracer.summary()
             tamper = tamper or tampered(self.snapshot, self.threads_mark)
         answers = []
-        for args in arg_sets:
+        for args in arg_sets if cmd.get("answers", True) else ():
             # cloned here: a candidate that writes every answer into one buffer it keeps (honest) would
             # otherwise hand the judge the last answer three times
             out = io.clone_args(io.normalize(self.backend.run(self.fn, args)))

@@ -56,3 +56,73 @@ def build(path: Path, hw: str, device_name: str, seed: int, bytes_for=lambda tas
     finally:
         store.close()
     return path
+
+
+def _cpu_row(task, category, method, verdict, shape, baseline=False, time_us=None):
+    backend = method if baseline else "triton"
+    return {"task": task, "category": category, "shape": shape, "shape_role": "small" if shape == "small" else "large",
+            "dtype": "float32", "backend": backend, "method": method, "is_baseline": int(baseline), "verdict": verdict,
+            "compile_status": "ok" if verdict == "correct" else verdict, "correct_status": verdict,
+            "perf_status": "interpreted" if time_us else verdict, "error": None if verdict in ("correct", "skipped")
+            else f"planted {verdict}", "time_median_us": time_us, "interpreted": 1 if time_us else 0, "flops": 1e6,
+            "bytes": 1e6, "timer": "perf_counter" if time_us else None, "extra": {}}
+
+
+def build_cpu_main(path: Path, referenced: int = 72, missing: int = 129) -> Path:
+    """The main job on a CPU in miniature: `referenced` tasks whose Triton reference ran under the
+    interpreter (its times, and the baselines', marked interpreted; large shapes skipped), and
+    `missing` tasks without a reference kernel."""
+    categories = list(CATEGORY_P) + ["loss", "math", "index", "pooling", "random", "spatial", "convolution",
+                                     "linear_algebra", "optimizer"]
+    store = Store(path)
+    try:
+        rid = store.start_run("cpu-main", {"backend": "triton"}, "cpu", "triton", "reference",
+                              {"cpu": "synthetic CPU"}, {"python": "3.x", "packages": {"torch": "synthetic"}}, 7)
+        for i in range(referenced + missing):
+            task, category = f"task_{i:03d}", categories[i % len(categories)]
+            if i < referenced:
+                for base, t in (("eager", 900.0), ("torch_compile", 1500.0)):
+                    store.record_unit(rid, task, base, base, [_cpu_row(task, category, base, "correct", "small", True, t),
+                                                              _cpu_row(task, category, base, "skipped", "large", True)])
+                store.record_unit(rid, task, "triton", "reference",
+                                  [_cpu_row(task, category, "reference", "correct", "small", time_us=40000.0),
+                                   _cpu_row(task, category, "reference", "skipped", "large")])
+            else:
+                store.record_unit(rid, task, "triton", "reference",
+                                  [_cpu_row(task, category, "reference", "missing", "small"),
+                                   _cpu_row(task, category, "reference", "skipped", "large")])
+        store.set_run_status(rid, "finished")
+    finally:
+        store.close()
+    return path
+
+
+def build_imported(path: Path) -> Path:
+    """Imported KernelBench-style candidates on an H100 with what newer stores carry: a
+    `framework` verdict, extra["framework_share"] and extra["static_warnings"], the run's
+    framework threshold in its configuration, and the importer's manifest entry in
+    extra["import"] (level, GPU set, recorded speedup)."""
+    store = Store(path)
+    try:
+        rid = store.start_run("imported", {"framework_threshold": 0.5}, "h100", "cuda", "cuda-l1-a100",
+                              {"device_name": "NVIDIA H100 80GB HBM3"}, {"python": "3.x", "packages": {"torch": "x"}}, 3)
+        planted = [  # task, level, category, verdict, candidate us, framework share, recorded score
+            ("kb_l1_1", 1, "matmul", "correct", 50.0, 0.1, 2.0),
+            ("kb_l1_2", 1, "activation", "framework", 90.0, 0.9, 1.5),
+            ("kb_l2_1", 2, "fusion", "correct", 25.0, 0.2, 3.0),
+            ("kb_l2_2", 2, "fusion", "incorrect", None, None, 1.1),
+        ]
+        for task, level, category, verdict, t, share, score in planted:
+            for base, bt in (("eager", 100.0), ("torch_compile", 80.0)):
+                store.record_unit(rid, task, base, base, [dict(_row(task, category, base, "correct", bt, True), timer="cuda_event")])
+            extra = {"import": {"importer": "kernelbench-rows", "level": level, "gpu_set": "a100",
+                                "recorded": {"score_default": score}},
+                     "static_warnings": ["line 3: framework_op: torch.matmul outside a kernel"] if share and share > 0.5 else []}
+            if share is not None:
+                extra["framework_share"] = share
+            row = dict(_row(task, category, "cuda-l1-a100", verdict, t), backend="cuda", timer="cuda_event", extra=extra)
+            store.record_unit(rid, task, "cuda", "cuda-l1-a100", [row])
+        store.set_run_status(rid, "finished")
+    finally:
+        store.close()
+    return path

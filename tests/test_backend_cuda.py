@@ -5,6 +5,7 @@ static integrity checks and launch counting are exercised directly. The GPU test
 run the reference kernels, a decoy and a KernelBench load_inline candidate for real."""
 
 import json
+import re
 import sys
 import textwrap
 import types
@@ -14,7 +15,8 @@ import pytest
 import torch
 
 from mkbench import Unavailable
-from mkbench.backends.cuda import compile_with_nvcc, nvcc, runtime, sources
+from mkbench.backends.cuda import compile_with_nvcc, runtime
+from mkbench.backends.native import kernel_names, nvcc, sources
 from mkbench.errors import CompileError
 from mkbench.plugins import build_registry
 
@@ -24,11 +26,23 @@ REFS = CUDA.reference_dir()
 needs_nvcc = pytest.mark.skipif(nvcc.find_nvcc() is None, reason="nvcc not installed")
 KB_FIXTURES = Path(__file__).parent / "fixtures" / "kernelbench"
 
-# The 15 tasks that have Triton references: the portability matrix.
-TASKS = ["activation/gelu", "convolution/depthwise_conv2d", "fusion/bias_gelu_residual", "index/embedding",
-         "linear_algebra/trsv", "loss/cross_entropy", "math/cumsum", "matmul/matmul", "normalization/layer_norm",
-         "optimizer/adam_step", "pooling/max_pool2d", "quantization/quantize_int8_rowwise", "random/dropout",
-         "reduce/sum_lastdim", "spatial/upsample_bilinear2d"]
+# The 60 tasks with a reference in every backend (Triton, CUDA, HIP, Pallas, SYCL): the portability matrix.
+TASKS = ["activation/elu", "activation/gelu", "activation/logsigmoid", "activation/prelu_channel",
+         "convolution/conv1d", "convolution/conv2d_3x3", "convolution/conv2d_pointwise",
+         "convolution/depthwise_conv2d", "fusion/add_layernorm", "fusion/bias_gelu_residual", "fusion/rope_apply",
+         "fusion/swiglu", "index/embedding", "index/embedding_bag_sum", "index/index_select_rows", "index/one_hot",
+         "linear_algebra/gemv", "linear_algebra/ger_rank1_update", "linear_algebra/tridiagonal_solve",
+         "linear_algebra/trsv", "loss/bce_with_logits", "loss/cross_entropy", "loss/margin_ranking_loss",
+         "loss/mse_loss", "math/cumsum", "math/hypot", "math/logaddexp", "math/logsumexp", "matmul/bmm",
+         "matmul/int8_matmul_int32", "matmul/matmul", "matmul/matmul_nt", "normalization/batch_norm_inference",
+         "normalization/l2_normalize", "normalization/layer_norm", "normalization/rms_norm", "optimizer/adam_step",
+         "optimizer/adamw", "optimizer/lion", "optimizer/sgd_nesterov", "pooling/avg_pool2d",
+         "pooling/global_avg_pool", "pooling/max_pool1d", "pooling/max_pool2d",
+         "quantization/dequantize_int8_per_channel", "quantization/quantize_int8_per_channel_sym",
+         "quantization/quantize_int8_per_tensor_asym", "quantization/quantize_int8_rowwise", "random/bernoulli_mask",
+         "random/dropout", "random/normal_fill", "random/uniform_fill", "reduce/amax_middle_dim",
+         "reduce/argmax_lastdim", "reduce/l2_norm_rows", "reduce/sum_lastdim", "spatial/nchw_to_nhwc",
+         "spatial/pixel_shuffle", "spatial/upsample_bilinear2d", "spatial/upsample_nearest2d"]
 
 BROKEN = '''import cupy
 import numpy as np
@@ -170,12 +184,49 @@ def test_source_rule(tmp_path):
     assert sources.line_directive(cuda, path) == f'#line 4 "{path.as_posix()}"\n'
 
 
+def test_kernel_names(tmp_path):
+    # The __global__ functions a candidate defines, by the bare name a profiler shows once
+    # demangled: extern "C" names, C++ templates and namespaced kernels by their identifier;
+    # declarations, comments, strings, #define bodies and host C++ (cpp_sources) are not kernels.
+    path = tmp_path / "c.py"
+    path.write_text(textwrap.dedent('''\
+        import cupy
+        from torch.utils.cpp_extension import load_inline
+        CUDA_SOURCE = r"""
+        #define KERNEL(name) extern "C" __global__ void name(float* x) {}
+        // __global__ void commented_out(float* x) {}
+        /* __global__ void also_commented(float* x) {} */
+        extern "C" __global__ void __launch_bounds__(256, 2) row_sum_f32(const float* x, float* y) { }
+        extern "C" __global__ void declared_only(float* x);
+        template <typename T, int N>
+        __global__ void __launch_bounds__(128) scale(T* __restrict__ x, T a) { x[0] = a * (T)N; }
+        template __global__ void scale<float, 2>(float*, float);
+        namespace ops { __global__ static void shift_kernel(int* x) { const char* s = "__global__ void no()"; } }
+        __device__ float helper(float v) { return v; }
+        """
+        ext = load_inline(name="e", cpp_sources="void host_only() {}", functions=["f"], cuda_sources=[r"""
+        __global__
+        void
+        relu_kernel (const float* x,
+                     float* y) {}
+        """])
+        '''))
+    assert kernel_names(path) == {"row_sum_f32", "scale", "shift_kernel", "relu_kernel"}
+
+
+@pytest.mark.parametrize("path", sorted(REFS.glob("*/*.py")), ids=lambda p: p.stem)
+def test_reference_kernel_names_are_the_launched_ones(path):
+    # Every kernel a reference defines is fetched by name (get_function / RawKernel), and only those.
+    launched = set(re.findall(r'(?:get_function\(|RawKernel\([^,]+,\s*)"(\w+)"', path.read_text()))
+    assert launched and kernel_names(path) == launched
+
+
 # --- compile-only runs through the real pipeline -----------------------------------------------
 
 @needs_nvcc
 def test_references_compile_through_the_pipeline(tmp_path, cli):
     # Two references through the real pipeline (one spawned worker each: that is what takes the
-    # time); test_all_references_compile covers the other 13 without the workers.
+    # time); test_all_references_compile covers every reference without the workers.
     tasks = ["gelu", "cross_entropy"]
     code, out, err = cli("run", "--backend", "cuda", "--hw", "cpu", *sum((["--task", t] for t in tasks), []),
                          "--shape-role", "small", "--shape-role", "awkward", "--baselines", "none",

@@ -4,15 +4,16 @@ verdict) and with hipcc for the AMD targets it knows (side checks kept in extra.
 The GPU tests (marked gpu) run the references through the loader on an NVIDIA GPU."""
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from mkbench import Unavailable
-from mkbench.backends.cuda import nvcc
 from mkbench.backends.hip import compile as hip_compile
 from mkbench.backends.hip import loader
+from mkbench.backends.native import kernel_names, nvcc
 from mkbench.errors import CompileError
 from mkbench.plugins import build_registry
 
@@ -22,10 +23,22 @@ REFS = HIP.reference_dir()
 needs_nvcc = pytest.mark.skipif(nvcc.find_nvcc() is None, reason="nvcc not installed")
 needs_hipcc = pytest.mark.skipif(hip_compile.find_hipcc() is None, reason="hipcc not installed")
 
-TASKS = ["activation/gelu", "convolution/depthwise_conv2d", "fusion/bias_gelu_residual", "index/embedding",
-         "linear_algebra/trsv", "loss/cross_entropy", "math/cumsum", "matmul/matmul", "normalization/layer_norm",
-         "optimizer/adam_step", "pooling/max_pool2d", "quantization/quantize_int8_rowwise", "random/dropout",
-         "reduce/sum_lastdim", "spatial/upsample_bilinear2d"]
+TASKS = ["activation/elu", "activation/gelu", "activation/logsigmoid", "activation/prelu_channel",
+         "convolution/conv1d", "convolution/conv2d_3x3", "convolution/conv2d_pointwise",
+         "convolution/depthwise_conv2d", "fusion/add_layernorm", "fusion/bias_gelu_residual", "fusion/rope_apply",
+         "fusion/swiglu", "index/embedding", "index/embedding_bag_sum", "index/index_select_rows", "index/one_hot",
+         "linear_algebra/gemv", "linear_algebra/ger_rank1_update", "linear_algebra/tridiagonal_solve",
+         "linear_algebra/trsv", "loss/bce_with_logits", "loss/cross_entropy", "loss/margin_ranking_loss",
+         "loss/mse_loss", "math/cumsum", "math/hypot", "math/logaddexp", "math/logsumexp", "matmul/bmm",
+         "matmul/int8_matmul_int32", "matmul/matmul", "matmul/matmul_nt", "normalization/batch_norm_inference",
+         "normalization/l2_normalize", "normalization/layer_norm", "normalization/rms_norm", "optimizer/adam_step",
+         "optimizer/adamw", "optimizer/lion", "optimizer/sgd_nesterov", "pooling/avg_pool2d",
+         "pooling/global_avg_pool", "pooling/max_pool1d", "pooling/max_pool2d",
+         "quantization/dequantize_int8_per_channel", "quantization/quantize_int8_per_channel_sym",
+         "quantization/quantize_int8_per_tensor_asym", "quantization/quantize_int8_rowwise", "random/bernoulli_mask",
+         "random/dropout", "random/normal_fill", "random/uniform_fill", "reduce/amax_middle_dim",
+         "reduce/argmax_lastdim", "reduce/l2_norm_rows", "reduce/sum_lastdim", "spatial/nchw_to_nhwc",
+         "spatial/pixel_shuffle", "spatial/upsample_bilinear2d", "spatial/upsample_nearest2d"]
 
 BROKEN = '''import numpy as np
 import torch
@@ -116,6 +129,13 @@ def test_nvidia_text_maps_lines_and_blanks_hip_includes():
     body = text.split('#line 7 "cand.py"\n', 1)[1]
     assert body.splitlines() == ["", "", "int x;"]  # line numbers kept
     assert text.startswith('#line 1 "hip_on_cuda.h"\n') and "mkb_shfl_down" in text
+
+
+@pytest.mark.parametrize("path", sorted(REFS.glob("*/*.py")), ids=lambda p: p.stem)
+def test_reference_kernel_names_are_the_launched_ones(path):
+    # kernel_names reads HIP_SOURCE too: every kernel a reference defines is fetched by name.
+    launched = set(re.findall(r'get_function\("(\w+)"\)', path.read_text()))
+    assert launched and kernel_names(path) == launched
 
 
 @needs_nvcc

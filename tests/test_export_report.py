@@ -20,7 +20,7 @@ def h100_store(tmp_path):
 def test_markdown_report_states_environment(cli, h100_store):
     code, out, err = cli("report", "--store", h100_store)
     assert code == 0, err
-    assert "NVIDIA H100 80GB HBM3" in out and "driver 580.159.04" in out and "triton 3.6.0" in out
+    assert "NVIDIA H100 80GB HBM3" in out and "| 580.159.04 " in out and "triton 3.6.0" in out
     assert "15/15 candidates correct" in out
     assert "| matmul" in out
 
@@ -72,7 +72,7 @@ def test_report_restricted_to_tasks_names_runs_lacking_them(cli, h100_store, tmp
     assert code == 0, err
     assert "restricted to 2 task(s): dropout, gelu" in out
     assert "run sycl#1 (interrupted) has no results for dropout" in out
-    assert "| cross_entropy" not in out.split("# Runs in detail")[0]
+    assert "| cross_entropy" not in out
     code, _, err = cli("report", "--store", h100_store, "--task", "no_such_task")
     assert code == 2 and "no results for task(s) no_such_task" in err
 
@@ -103,3 +103,60 @@ def test_cross_hardware_on_the_committed_h100_and_h200_corpus_runs():
     assert len(spreads) == 72 and mismatched.empty
     rope = spreads[spreads["task"] == "rope_apply"].iloc[0]
     assert rope["combos"] == "large/float32" and rope["hw"] == "h100=5.98, h200=7.31"
+
+
+def test_cpu_main_report_is_short_and_says_why_fast_p_is_missing(cli, tmp_path):
+    """On a CPU every time is interpreted: fast_p is '-' with the reason, never 0%; tasks without
+    a reference are one line, not 129 table rows; the per-shape detail goes to a file of its own."""
+    import synthetic_store as synth
+    store = synth.build_cpu_main(tmp_path / "mkbench.sqlite")
+    code, _, err = cli("report", "--store", store, "-o", tmp_path / "latest.md")
+    assert code == 0, err
+    text = (tmp_path / "latest.md").read_text()
+    assert len(text.splitlines()) < 300, len(text.splitlines())
+    fast_p = text.split("### fast_p")[1].split("###")[0]
+    line = next(row for row in fast_p.splitlines() if "| reference " in row)
+    assert "interpreted: times under an interpreter are not speed" in line and "%" not in line
+    assert "72/201 candidates correct" in text and "129 task(s) without a candidate (`missing`): task_072, task_073" in text
+    candidates = text.split("## Candidates")[1].split("## Rates")[0]
+    assert "| task_071 " in candidates and "| task_072 " not in candidates
+    assert "| interpreted " in candidates  # speedups of interpreted runs are not shown as numbers
+    detail = (tmp_path / "latest-detail.md").read_text()
+    assert "[latest-detail.md](latest-detail.md)" in text
+    # candidate, eager and torch.compile rows per referenced task, one per missing task; skipped rows left out
+    assert sum("| task_" in line for line in detail.splitlines()) == 72 * 3 + 129
+
+
+def test_report_shows_verdicts_framework_share_and_recorded_scores(cli, tmp_path):
+    import synthetic_store as synth
+    store = synth.build_imported(tmp_path / "imported.sqlite")
+    code, out, err = cli("report", "--store", store, "--no-run-detail")
+    assert code == 0, err
+    verdicts = out.split("## Verdicts and framework share")[1].split("\n## ")[0]
+    activation = next(row for row in verdicts.splitlines() if "| activation " in row)
+    # one framework verdict, median share 90%, every measured row above the run's 0.5 threshold, one warning
+    assert [c.strip() for c in activation.split("|")[5:-1]] == ["1", "0", "1", "0", "90%", "100%", "1"]
+    header = next(row for row in verdicts.splitlines() if row.startswith("| hw"))
+    assert [c.strip() for c in header.split("|")[6:10]] == ["incorrect", "framework", "correct", "framework share (median)"]
+    recorded = out.split("## Recorded scores of imported candidates")[1].split("\n## ")[0]
+    row = next(r for r in recorded.splitlines() if "| kb_l1_1 " in r)
+    assert "| a100 " in row and "| 2.00 " in row and "| 1.00 " in row  # recorded 2.0, mkbench 100/50 = 2.0, ratio 1.0
+    levels = out.split("### Per level and category")[1].split("\n## ")[0].split("\n#")[0]
+    assert any(r.startswith("| h100 | cuda-l1-a100 |       2 | fusion ") for r in levels.splitlines()), levels
+    code, out, err = cli("analyze", "verdicts", "--store", store)
+    assert code == 0, err
+    assert "## Verdicts and framework share" in out and "## Category-aware difficulty" not in out
+
+
+def test_json_export_is_one_document(cli, h100_store, tmp_path):
+    from mkbench.exporter import json_document
+    from mkbench.store import Store
+    code, _, err = cli("report", "--store", h100_store, "--format", "json", "-o", tmp_path / "r.json")
+    assert code == 0, err
+    doc = json.loads((tmp_path / "r.json").read_text())
+    store = Store(h100_store)
+    try:
+        assert doc == json.loads(json.dumps(json_document(store, [1]), sort_keys=True, default=str))
+    finally:
+        store.close()
+    assert doc["runs"][0]["machine"]["device_name"] == "NVIDIA H100 80GB HBM3" and len(doc["results"]) > 100

@@ -2,6 +2,7 @@
 candidates through the real pipeline (spawned workers, the store) on whatever device is present."""
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -10,9 +11,12 @@ import torch
 
 from mkbench import plugins
 from mkbench.candidate import load_python_candidate
-from mkbench.importers import WRAPPER_BANNER
-from mkbench.importers import kernelbench as kb
+from mkbench.importers import WRAPPER_BANNER, candidate_metadata
+from mkbench.importers import kernelbench_generate as kbg
+from mkbench.importers import kernelbench_naming as kbn
 from mkbench.importers import kernelbench_x as kbx
+from mkbench.importers import kernelbench_x_generate as kbxg
+from mkbench.importers import kernelbench_x_rewrite as kbxr
 from mkbench.store import Store
 from mkbench.task import load_task_file
 
@@ -73,13 +77,15 @@ def _verdicts(store_path, evaluated_only=True):
     ("11_VGG16", None),
 ])
 def test_category_inference(stem, category):
-    assert kb.infer_category(stem) == category
+    assert kbn.infer_category(stem) == category
 
 
 def test_task_names(tmp_path):
-    assert kb.task_name_for(Path("19_ReLU.py")) == "kb_19_relu"
-    assert kb.task_name_for(Path("KernelBench/level2/1_Conv2D_ReLU_BiasAdd.py")) == "kb_l2_1_conv2d_relu_biasadd"
-    assert kb.task_name_for(Path("x/26_GELU_.py"), prefix="k_") == "k_26_gelu"
+    assert kbn.task_name_for(Path("19_ReLU.py")) == "kb_19_relu"
+    assert kbn.task_name_for(Path("KernelBench/level2/1_Conv2D_ReLU_BiasAdd.py")) == "kb_l2_1_conv2d_relu_biasadd"
+    assert kbn.task_name_for(Path("x/26_GELU_.py"), prefix="k_") == "k_26_gelu"
+    # rows: named by level and number, so every GPU set of one problem shares a task
+    assert kbn.row_task_name(1, 19) == "kb_l1_19" and kbn.row_task_name(1, 19, stem="19_ReLU") == "kb_l1_19_relu"
 
 
 def test_kernelbench_import_then_run(cli_fresh, tmp_path, store_path, pycand):
@@ -111,9 +117,10 @@ def test_kernelbench_import_then_run(cli_fresh, tmp_path, store_path, pycand):
 
 def test_kernelbench_weights_and_bytes(tmp_path):
     tasks, sols = tmp_path / "tasks", tmp_path / "sols"
-    report = kb.import_kernelbench(KB / "problems" / "1_Conv2D_ReLU_BiasAdd.py", tasks, shape_role="standard",
-                                   candidates=KB / "candidates" / "level_2_problem_1_sample_0_kernel.py",
-                                   solutions_out=sols)
+    report = kbg.import_kernelbench(KB / "problems" / "1_Conv2D_ReLU_BiasAdd.py", tasks, registry=plugins.build_registry(),
+                                    shape_role="standard",
+                                    candidates=KB / "candidates" / "level_2_problem_1_sample_0_kernel.py",
+                                    solutions_out=sols)
     assert not report.skipped
     task = load_task_file(tasks / "fusion" / "kb_1_conv2d_relu_biasadd.py")
     shape = task.shapes[0]
@@ -138,8 +145,8 @@ def test_kernelbench_weights_and_bytes(tmp_path):
         "super().__init__()", "super().__init__()\n        torch.rand(1)")
     (tmp_path / "shifted").mkdir()
     (tmp_path / "shifted" / "1_Conv2D_ReLU_BiasAdd.py").write_text(src)
-    kb.import_candidates(tmp_path / "shifted", tmp_path / "sols2", [kb.Problem(
-        KB / "problems" / "1_Conv2D_ReLU_BiasAdd.py", task.name, "fusion", 1, None)])
+    kbg.import_candidates(tmp_path / "shifted", tmp_path / "sols2", [_problem(KB / "problems" / "1_Conv2D_ReLU_BiasAdd.py",
+                                                                               task.name, "fusion", 1)])
     shifted = load_python_candidate(tmp_path / "sols2" / "fusion" / "kb_1_conv2d_relu_biasadd.py", task.name)
     assert not torch.allclose(shifted(*inputs), expected)
 
@@ -147,34 +154,191 @@ def test_kernelbench_weights_and_bytes(tmp_path):
 def test_kernelbench_candidate_without_model_new(tmp_path):
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "19_ReLU.py").write_text("def forward(x):\n    return x\n")
-    report = kb.import_candidates(tmp_path / "c", tmp_path / "s", [kb.Problem(
-        KB / "problems" / "19_ReLU.py", "kb_19_relu", "activation", 19, None)])
+    report = kbg.import_candidates(tmp_path / "c", tmp_path / "s", [_problem(KB / "problems" / "19_ReLU.py", "kb_19_relu",
+                                                                             "activation", 19)])
     assert "defines no top-level class ModelNew" in report.written[0]
     from mkbench.errors import CompileError
     with pytest.raises(CompileError, match="defines no `ModelNew`"):
         load_python_candidate(tmp_path / "s" / "activation" / "kb_19_relu.py", "kb_19_relu")
 
 
-def test_kernelbench_uninferable_category_is_bad_input(cli, tmp_path):
+def _problem(path: Path, task: str, category: str, number: int) -> kbg.Problem:
+    return kbg.Problem(task, category, "test", number, None, str(path), path.read_text(), path.stem)
+
+
+def test_kernelbench_level3_category_from_layers(cli, tmp_path):
+    """A level-3 network name says nothing about its category: it comes from the layers."""
     src = tmp_path / "level3"
     src.mkdir()
-    (src / "11_VGG16.py").write_text((KB / "problems" / "19_ReLU.py").read_text())
-    code, _, err = cli("import", "kernelbench", src, "--out", tmp_path / "t")
-    assert code == 2 and "cannot infer a category for 11_VGG16.py" in err and "--category" in err
-    assert not (tmp_path / "t").exists()
-    code, out, err = cli("import", "kernelbench", src, "--out", tmp_path / "t", "--category", "fusion")
+    (src / "11_VGG16.py").write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        class Model(nn.Module):
+            def __init__(self, num_classes=10):
+                super().__init__()
+                self.features = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                              nn.Conv2d(8, 8, 3, padding=1), nn.ReLU())
+                self.classifier = nn.Linear(8 * 4 * 4, num_classes)
+
+            def forward(self, x):
+                return self.classifier(torch.flatten(self.features(x), 1))
+
+        def get_inputs():
+            return [torch.randn(2, 3, 8, 8)]
+
+        def get_init_inputs():
+            return [10]
+        """))
+    code, out, err = cli("import", "kernelbench", src, "--out", tmp_path / "t")
     assert code == 0, err
-    assert (tmp_path / "t" / "fusion" / "kb_l3_11_vgg16.py").is_file()
+    assert "convolutional network (2 convolution layer(s), 1 linear/matmul)" in out
+    task = load_task_file(tmp_path / "t" / "convolution" / "kb_l3_11_vgg16.py")
+    assert "convolutional network" in task.description
+    code, out, err = cli("import", "kernelbench", src, "--out", tmp_path / "t2", "--category", "fusion")
+    assert code == 0, err
+    assert (tmp_path / "t2" / "fusion" / "kb_l3_11_vgg16.py").is_file()
+
+
+NETWORK = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    \"\"\"{doc}\"\"\"
+    def __init__(self):
+        super().__init__()
+{init}
+    def forward(self, x):
+{forward}
+
+def get_inputs():
+    return [torch.randn(2, 4)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("doc, init, forward, category, reason", [
+    ("A small CNN.", "self.c = nn.Conv2d(3, 4, 3)\nself.fc = nn.Linear(4, 2)\nself.fc2 = nn.Linear(2, 2)",
+     "return self.fc2(self.fc(self.c(x).mean((2, 3))))", "convolution", "convolutional network"),
+    ("A perceptron.", "self.a = nn.Linear(4, 8)\nself.b = nn.Linear(8, 2)", "return self.b(torch.relu(self.a(x)))",
+     "matmul", "linear network"),
+    ("A sequence model.", "self.rnn = nn.LSTM(4, 8, batch_first=True)\nself.fc = nn.Linear(8, 2)",
+     "return self.fc(self.rnn(x)[0])", "fusion", "recurrent network (lstm)"),
+    ("Vanilla RNN cell, written out.", "self.i2h = nn.Linear(12, 8)\nself.h2o = nn.Linear(8, 2)\nself.h = torch.zeros(2, 8)",
+     "self.h = torch.tanh(self.i2h(torch.cat((x, self.h), 1)))\nreturn self.h2o(self.h)", "fusion", "recurrent network (rnn)"),
+    ("Self-attention.", "self.q = nn.Linear(4, 4)\nself.k = nn.Linear(4, 4)",
+     "w = torch.softmax(self.q(x) @ self.k(x).transpose(0, 1), -1)\nreturn w @ x", "fusion", "attention network"),
+    ("Encoder.", "self.att = nn.MultiheadAttention(4, 2)", "return self.att(x, x, x)[0]", "fusion",
+     "attention network (multiheadattention)"),
+    ("Something else.", "self.s = 2.0", "return x.flip(0) * self.s", "fusion", "fusion by default"),
+])
+def test_level3_network_inference(doc, init, forward, category, reason):
+    indent = lambda text: textwrap.indent(text, " " * 8)  # noqa: E731
+    source = NETWORK.format(doc=doc, init=indent(init), forward=indent(forward))
+    got, why = kbn.infer_from_source(source, level=3)
+    assert got == category and reason in why, why
+
+
+@pytest.mark.parametrize("body, category", [
+    ("return torch.relu(x)", "activation"), ("return x / torch.sqrt(torch.mean(x ** 2, dim=1, keepdim=True) + 1e-5)",
+                                             "normalization"),
+    ("return torch.mean(torch.clamp(1 - x, min=0))", "loss"),  # the docstring names the loss
+    ("return torch.cumsum(x, dim=1)", "math"), ("return x @ x.t()", "matmul"),
+])
+def test_level1_category_from_code(body, category):
+    doc = "Computes Hinge Loss." if category == "loss" else "A single operator."
+    source = NETWORK.format(doc=doc, init=" " * 8 + "pass", forward=" " * 8 + body)
+    assert kbn.infer_from_source(source, level=1)[0] == category
+    assert kbn.infer_from_source(source, level=2)[0] == "fusion"  # level 2 is fused sequences by construction
+
+
+def test_kernelbench_rows_import_then_run(cli_fresh, tmp_path, store_path, pycand):
+    """CUDA-L1-like rows: a load_inline kernel with a try/except fallback, a null and a "None"
+    candidate, a level-3 network; two GPU sets share the tasks, each with its own manifest."""
+    rows = KB / "rows"
+    tasks, sol_a, sol_b = tmp_path / "tasks", tmp_path / "sol_a", tmp_path / "sol_b"
+    code, out, err = cli_fresh("import", "kernelbench", rows / "gpu_a.json", "--out", tasks, "--solutions-out", sol_a,
+                               "--shape-role", "standard")
+    assert code == 0, err
+    assert "imported 4 task(s)" in out and "2 candidate(s)" in out and "--method cuda-l1-gpu_a" in out
+    assert "2 row(s) of gpu_a have no candidate code" in out
+    for rel in ("activation/kb_l1_19.py", "activation/kb_l1_23.py", "fusion/kb_l2_1.py", "matmul/kb_l3_1.py"):
+        assert (tasks / rel).is_file(), rel
+    assert sorted(p.relative_to(sol_a).as_posix() for p in sol_a.rglob("*.py")) == ["activation/kb_l1_19.py",
+                                                                                   "matmul/kb_l3_1.py"]
+    relu = candidate_metadata(sol_a, "activation", "kb_l1_19")
+    assert (relu["level"], relu["problem"], relu["gpu_set"]) == (1, 19, "gpu_a")
+    assert relu["recorded"] == {"score_default": 1.21, "score_torch_compile_default": 1.05}
+    assert candidate_metadata(sol_a, "activation", "kb_l1_23")["why"] == "the row's candidate code is null"
+    assert candidate_metadata(sol_a, "fusion", "kb_l2_1")["why"] == "the row's candidate code is the string 'None'"
+    assert candidate_metadata(sol_a, "activation", "no_such_task") == {}
+
+    # a second set (CUDA-L1's codes/ layout: one document keyed by level) shares the same tasks
+    code, out, err = cli_fresh("import", "kernelbench", rows / "codes_gpu_b.json", "--out", tasks, "--solutions-out", sol_b,
+                               "--shape-role", "standard")
+    assert code == 0, err
+    assert sorted(p.relative_to(tasks).as_posix() for p in tasks.rglob("kb_*.py")) == [
+        "activation/kb_l1_19.py", "activation/kb_l1_23.py", "fusion/kb_l2_1.py", "matmul/kb_l3_1.py"]
+    assert candidate_metadata(sol_b, "matmul", "kb_l3_1")["recorded"] == {"score": 1.4}
+
+    # a different problem under the same name is refused, not merged
+    changed = tmp_path / "changed.jsonl"
+    first = json.loads((rows / "gpu_a.json").read_text().splitlines()[0])
+    changed.write_text(json.dumps(dict(first, ref_code=first["ref_code"].replace("dim = 300", "dim = 301"))) + "\n")
+    code, out, err = cli_fresh("import", "kernelbench", changed, "--out", tasks, "--solutions-out", tmp_path / "sol_c")
+    assert code == 3 and "already exists" in err and "different reference source" in err
+
+    code, out, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tasks, "--solutions", sol_a, "--method",
+                               "cuda-l1-gpu_a", "--task", "kb_l1_19,kb_l1_23,kb_l3_1", "--store", store_path, "--no-timing",
+                               *RUN)
+    assert code == 0, err
+    # the fallback answers on a CPU (no CUDA tensor); kb_l1_23 has no candidate in this set
+    assert _verdicts(store_path) == {"kb_l1_19": {"correct"}, "kb_l1_23": {"missing"}, "kb_l3_1": {"correct"}}
+
+
+def test_kernelbench_rows_names_from_a_checkout(tmp_path):
+    checkout = tmp_path / "KernelBench" / "KernelBench" / "level1"
+    checkout.mkdir(parents=True)
+    (checkout / "19_ReLU.py").write_text("# only the name matters\n")
+    report = kbg.import_rows(KB / "rows" / "gpu_a.json", tmp_path / "t", None, registry=plugins.build_registry(),
+                             shape_role="standard", names_from=tmp_path / "KernelBench")
+    assert any(line.startswith("task kb_l1_19_relu (activation: from the name 19_ReLU)") for line in report.written)
+    assert any(line.startswith("task kb_l1_23 (activation: activation from the model's code") for line in report.written)
+
+
+def test_kernelbench_results_json_goes_to_the_manifest(cli, tmp_path):
+    code, out, err = cli("import", "kernelbench", KB / "problems" / "1_Conv2D_ReLU_BiasAdd.py", "--out", tmp_path / "t",
+                         "--candidates", KB / "run_with_results", "--solutions-out", tmp_path / "s")
+    assert code == 0, err
+    meta = candidate_metadata(tmp_path / "s", "fusion", "kb_1_conv2d_relu_biasadd")
+    assert meta["recorded"] == {"compiled": True, "correctness": True, "runtime_us": 31.5,
+                                "metadata": {"hardware": "fixture GPU", "device": "cuda:0"}}
+    code, _, err = cli("import", "kernelbench", KB / "run_with_results" / "eval_results.json", "--out", tmp_path / "t2")
+    assert code == 2 and "holds no code" in err
+
+
+def test_kernelbench_contract_option(tmp_path):
+    from mkbench.contracts import KERNELBENCH_TOLERANCES
+    kbg.import_kernelbench(KB / "problems" / "19_ReLU.py", tmp_path / "t", registry=plugins.build_registry(),
+                           contract="kernelbench")
+    task = load_task_file(tmp_path / "t" / "activation" / "kb_19_relu.py")
+    assert task.contract.scale == "abs" and task.contract.reference_precision is None
+    assert task.contract.tolerances["float32"] == KERNELBENCH_TOLERANCES["float32"]
+    assert "KernelBench's own allclose" in task.description or "KernelBench's own allclose" in (
+        tmp_path / "t" / "activation" / "kb_19_relu.py").read_text()
 
 
 # --- KernelBench-X ---------------------------------------------------------------------------
 
 def test_strip_fences():
-    assert kbx.strip_fences("text\n```python\nx = 1\n```\nmore ```py\ny```") == "x = 1\n"
-    assert kbx.strip_fences("```\nx = 1\n```") == "x = 1\n"
-    assert kbx.strip_fences("```cpp\nint x;\n```\n```python\nx = 2\n```") == "x = 2\n"
-    assert kbx.strip_fences("x = 3<|im_end|>") == "x = 3\n"
-    assert kbx.strip_fences("```python\nx = 4\n") == "x = 4\n"  # unterminated fence
+    assert kbxr.strip_fences("text\n```python\nx = 1\n```\nmore ```py\ny```") == "x = 1\n"
+    assert kbxr.strip_fences("```\nx = 1\n```") == "x = 1\n"
+    assert kbxr.strip_fences("```cpp\nint x;\n```\n```python\nx = 2\n```") == "x = 2\n"
+    assert kbxr.strip_fences("x = 3<|im_end|>") == "x = 3\n"
+    assert kbxr.strip_fences("```python\nx = 4\n") == "x = 4\n"  # unterminated fence
 
 
 def test_harness_rewrites_and_flattens():
@@ -188,13 +352,23 @@ def test_harness_rewrites_and_flattens():
         test_results = test_f()
         print(test_results)
         """)
-    out, changed = kbx.rewrite_source(src, strip_invocations=True)
+    out, changed = kbxr.rewrite_source(src, strip_invocations=True)
     assert changed and "'cuda'" not in out and ".cuda()" not in out and "test_results" not in out
-    assert kbx.find_test_function(out, "f") == "test_f"
+    assert kbxr.find_test_function(out, "f") == "test_f"
     harness = kbx.Harness("f", "test_f", test_source=out)
     got = harness.run(lambda x: x * 2, torch.tensor([5]))
     assert [t.tolist() for t in got] == [[2.0, 2.0], 3, 1.5, True, [], [ord("x")], [0.0]]  # "a" before "b"
     assert [t.dtype for t in got][1:5] == [torch.int64, torch.float32, torch.bool, torch.bool]
+
+
+def test_imports_a_prediction_relies_on():
+    available = list(kbxr.COMMON_HARNESS_IMPORTS)
+    uses_both = "import triton\n\ndef gelu(x):\n    return F.gelu(torch.as_tensor(x))\n"
+    assert kbxr.imports_needed(uses_both, available) == ["import torch", "import torch.nn.functional as F"]
+    binds_f = "import triton\nF = None\n\ndef gelu(x):\n    return torch.relu(x)\n"
+    assert kbxr.imports_needed(binds_f, available) == ["import torch"]  # its own F is never shadowed
+    assert kbxr.imports_needed("import torch\ndef f(torch_like):\n    return torch.relu(torch_like)\n", available) == []
+    assert kbxr.imports_needed("def f(:\n", available) == []  # a syntax error is the run's to report
 
 
 def test_kbx_predictions_then_triton_run(cli, tmp_path, store_path):
@@ -238,8 +412,8 @@ def test_kbx_task_files_as_tasks_then_run(cli_fresh, tmp_path, store_path):
     assert code == 0, err
     assert out.count("wrote harness candidate") == 2
     footer = (sols / "reduce" / "kbx_row_sum.py").read_text().split(WRAPPER_BANNER)[1]
-    assert "import" not in footer and "_mkbench_kbx_impl = kernel_function" in footer
-    assert "_mkbench_kbx_impl = scaled_silu" in (sols / "activation" / "kbx_scaled_silu.py").read_text()
+    assert "import" not in footer and "_mkbench_kbx_impls = {'row_sum': kernel_function}" in footer
+    assert "_mkbench_kbx_impls = {'scaled_silu': scaled_silu}" in (sols / "activation" / "kbx_scaled_silu.py").read_text()
 
     code, out, err = cli_fresh("run", "--backend", "triton", "--tasks-dir", tasks, "--solutions", sols, "--method", "kbx",
                          "--task", "kbx_scaled_silu", "--task", "kbx_row_sum", "--store", store_path, *RUN)
@@ -261,6 +435,125 @@ def test_kbx_unknown_prediction_only_exits_3(cli, tmp_path):
     code, out, err = cli("import", "kernelbench-x", single, "--out", tmp_path / "s")
     assert code == 0, err
     assert "SystemExit" not in (tmp_path / "s" / "activation" / "gelu.py").read_text()
+
+
+def _checkout_copy(tmp_path: Path) -> Path:
+    import shutil
+    copy = tmp_path / "KernelBenchX"
+    shutil.copytree(KBX / "checkout", copy)
+    return copy
+
+
+def test_kbx_tasks_vendor_helpers_and_take_optimizer_forms(cli_fresh, tmp_path):
+    """The data_utils form (a helper imported through sys.path) and the optimizer forms (a class
+    the harness instantiates; a function not named after the file) import and run with the
+    checkout gone: the helper is vendored next to the tasks."""
+    checkout = _checkout_copy(tmp_path)
+    tasks = tmp_path / "tasks"
+    code, out, err = cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out", tasks)
+    assert code == 0, err
+    assert out.count("wrote task") == 3 and "helper module data_utils vendored" in out
+    (helper,) = (tasks / "_kbx_helpers").glob("_data_utils_*.py")
+    assert "__kbx_device__" in helper.read_text() and "'cuda'" not in helper.read_text()
+    import shutil
+    shutil.rmtree(checkout)  # nothing at run time may need the checkout
+
+    momentum = load_task_file(tasks / "optimizer" / "kbx_Momentum.py")
+    decay = load_task_file(tasks / "optimizer" / "kbx_Decay.py")
+    clamp = load_task_file(tasks / "math" / "kbx_clamp_shift.py")
+    assert momentum.reference.kbx_harness.entries == ("Momentum",)
+    assert (decay.reference.kbx_harness.entries, decay.reference.kbx_harness.primary) == (("decay_step",), "decay_step")
+    for task, count in ((momentum, 4), (decay, 2), (clamp, 3)):
+        inputs = task.make_inputs(task.shapes[0], torch.float32, torch.Generator().manual_seed(3))
+        first, second = task.reference(*inputs), task.reference(*inputs)
+        assert len(first) == count and all(torch.equal(a, b) for a, b in zip(first, second)), task.name
+    # the helper draws from the seeded generator: another seed, other inputs
+    seed, run_harness = clamp.make_inputs(clamp.shapes[0], torch.float32, torch.Generator().manual_seed(4))
+    assert not torch.equal(clamp.reference(seed, run_harness)[1], first[1])
+    assert "data_utils" not in sys.modules  # visible to the harness only while it runs
+
+
+def test_kbx_predictions_get_the_imports_the_harness_provided(cli_fresh, tmp_path):
+    checkout = _checkout_copy(tmp_path)
+    tasks, sols, strict = tmp_path / "tasks", tmp_path / "sols", tmp_path / "strict"
+    code, _, err = cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out", tasks)
+    assert code == 0, err
+    code, out, err = cli_fresh("import", "kernelbench-x", KBX / "checkout_predictions.jsonl", "--prefix", "kbx_",
+                               "--tasks-dir", tasks, "--out", sols)
+    assert code == 0, err
+    assert "kbx_Momentum (optimizer)" in out and "1 harness import(s) added: import torch" in out
+    text = (sols / "optimizer" / "kbx_Momentum.py").read_text()
+    assert text.index(WRAPPER_BANNER) < text.index("import torch")  # below the prediction, as concatenation puts it
+    assert candidate_metadata(sols, "optimizer", "kbx_Momentum")["harness_imports"] == {"policy": "add",
+                                                                                      "added": ["import torch"]}
+    assert candidate_metadata(sols, "optimizer", "kbx_Decay")["harness_imports"] == {"policy": "add", "added": []}
+    assert "_mkbench_kbx_impls = {'decay_step': kernel_function}" in (sols / "optimizer" / "kbx_Decay.py").read_text()
+
+    for name, category in (("kbx_Momentum", "optimizer"), ("kbx_Decay", "optimizer")):
+        task = load_task_file(tasks / category / f"{name}.py")
+        seed, run_harness = task.make_inputs(task.shapes[0], torch.float32, torch.Generator().manual_seed(5))
+        expected = task.reference(seed, run_harness)
+        got = load_python_candidate(sols / category / f"{name}.py", name)(seed, run_harness)
+        assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(got, expected)), name
+
+    code, out, err = cli_fresh("import", "kernelbench-x", KBX / "checkout_predictions.jsonl", "--prefix", "kbx_",
+                               "--tasks-dir", tasks, "--out", strict, "--harness-imports", "never")
+    assert code == 0, err
+    assert candidate_metadata(strict, "optimizer", "kbx_Momentum")["harness_imports"] == {"policy": "never", "added": []}
+    task = load_task_file(tasks / "optimizer" / "kbx_Momentum.py")
+    seed, run_harness = task.make_inputs(task.shapes[0], torch.float32, torch.Generator().manual_seed(5))
+    with pytest.raises(NameError, match="torch"):
+        load_python_candidate(strict / "optimizer" / "kbx_Momentum.py", "kbx_Momentum")(seed, run_harness)
+
+
+def test_kbx_contract_honours_per_task_thresholds(cli_fresh, tmp_path):
+    from mkbench.contracts import AllClose, CheckContext, SimilarityThresholds
+    checkout = _checkout_copy(tmp_path)
+    code, _, err = cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out",
+                             tmp_path / "t", "--contract", "kernelbench-x")
+    assert code == 0, err
+    clamp = load_task_file(tmp_path / "t" / "math" / "kbx_clamp_shift.py")
+    momentum = load_task_file(tmp_path / "t" / "optimizer" / "kbx_Momentum.py")
+    assert clamp.contract == SimilarityThresholds(cosine_min=0.999, l1_relative_max=0.002, rmse_max=0.01)
+    assert momentum.contract.tolerances["float32"].atol == 1e-5 and momentum.contract.scale == "abs"
+
+    # the prediction is off by 1e-4 everywhere: inside KernelBench-X's thresholds, outside mkbench's rtol
+    code, _, err = cli_fresh("import", "kernelbench-x", KBX / "checkout_predictions.jsonl", "--prefix", "kbx_",
+                             "--tasks-dir", tmp_path / "t", "--out", tmp_path / "s")
+    assert code == 0, err
+    seed, run_harness = clamp.make_inputs(clamp.shapes[0], torch.float32, torch.Generator().manual_seed(6))
+    expected = clamp.reference(seed, run_harness)
+    got = load_python_candidate(tmp_path / "s" / "math" / "kbx_clamp_shift.py", "kbx_clamp_shift")(seed, run_harness)
+    ctx = CheckContext(torch.float32, (seed, run_harness), got, lambda: expected, lambda *a: got)
+    assert clamp.contract.check(ctx).ok
+    assert not AllClose(reference_precision=None).check(ctx).ok
+
+    (checkout / "data" / "kernelbenchx_v1.json").unlink()
+    code, _, err = cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out",
+                             tmp_path / "t2", "--contract", "kernelbench-x")
+    assert code == 2 and "--kbx-metadata" in err
+
+
+def test_kbx_geak_corpus_rounds(tmp_path):
+    preds, problems = kbxg.collect_predictions(KBX / "geak_records.jsonl")
+    assert not problems and len(preds) == 1
+    assert preds[0].origin == {"round": "round_2"} and "+ shift\n" in preds[0].code
+    (first,), _ = kbxg.collect_predictions(KBX / "geak_records.jsonl", "round_1")
+    assert "shift * 1.5" in first.code
+    _, problems = kbxg.collect_predictions(KBX / "geak_records.jsonl", "round_9")
+    assert problems == ["Math/clamp_shift.py: no code for round 'round_9' (has round_0, round_1, round_2)"]
+
+
+def test_kbx_checkout_tasks_run_through_the_pipeline(cli_fresh, tmp_path, store_path, pycand):
+    checkout = _checkout_copy(tmp_path)
+    tasks, sols = tmp_path / "tasks", tmp_path / "sols"
+    assert cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out", tasks)[0] == 0
+    assert cli_fresh("import", "kernelbench-x", KBX / "checkout_predictions.jsonl", "--prefix", "kbx_", "--tasks-dir",
+                     tasks, "--out", sols)[0] == 0
+    code, out, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tasks, "--solutions", sols, "--method", "kbx",
+                               "--task", "kbx_Momentum,kbx_Decay,kbx_clamp_shift", "--store", store_path, "--no-timing", *RUN)
+    assert code == 0, err
+    assert _verdicts(store_path) == {"kbx_Momentum": {"correct"}, "kbx_Decay": {"correct"}, "kbx_clamp_shift": {"incorrect"}}
 
 
 @pytest.mark.gpu

@@ -1,7 +1,9 @@
 """CUDA backend: raw ``__global__`` kernels compiled at run time, in the two forms generated-kernel
 datasets use: CuPy/NVRTC modules driven from Python, and KernelBench's ``ModelNew`` built with
 ``torch.utils.cpp_extension.load_inline``. On a machine without an NVIDIA GPU it compiles every
-CUDA source it can find statically with nvcc (compile-only mode); see docs/backends/cuda.md."""
+CUDA source it can find statically with nvcc (compile-only mode); see docs/backends/cuda.md. What it
+shares with the HIP backend (source finding, nvcc, launch counting, static checks) lives in
+mkbench.backends.native; CuPy and load_inline are this backend's own."""
 
 from __future__ import annotations
 
@@ -9,13 +11,15 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from mkbench.backend import Backend, LaunchCounter
+from mkbench.backend import Backend
+from mkbench.backends.native import nvcc, sources
+from mkbench.backends.native.launches import NativeLaunchCounter
+from mkbench.backends.native.sources import entry_problem
 from mkbench.candidate import ENTRY_POINT
 from mkbench.errors import Unavailable
 from mkbench.hookspecs import hookimpl
 
-from . import nvcc, sources
-from .compile import compile_with_nvcc, entry_problem
+from .compile import compile_with_nvcc
 
 
 class CudaBackend(Backend):
@@ -67,13 +71,8 @@ class CudaBackend(Backend):
         return entry_problem(source, task.name, allow_model_new=True)
 
     def static_findings(self, task, source):
-        from .checks import python_findings, source_findings
-        findings = python_findings(source)
-        try:
-            found = sources.find(source, "cuda")
-        except (SyntaxError, OSError, UnicodeDecodeError):
-            return findings
-        return sorted(set(findings) | set(source_findings(found.sources)), key=lambda f: (f.line, f.check))
+        from mkbench.backends.native.checks import findings
+        return findings(source, "cuda")
 
     # --- worker side -------------------------------------------------------------------
     def compile_checks(self, task, source, hw):
@@ -94,12 +93,22 @@ class CudaBackend(Backend):
         from . import runtime
         return runtime.load(task.name, source)
 
+    worker_modules = ("cupy",)
+
+    def own_kernel_names(self, task, source):
+        from mkbench.backends.native.sources import kernel_names
+        try:
+            return kernel_names(Path(source))
+        except (SyntaxError, OSError, UnicodeDecodeError):
+            return None
+
     def launch_counter(self):
-        return CudaLaunchCounter()
+        """Counts RawKernel launches and load_inline extension calls made inside the block."""
+        return NativeLaunchCounter()
 
     def is_compile_error(self, exc):
-        from . import runtime
-        if runtime.is_cupy_compile_error(exc):
+        from mkbench.backends.native import nvrtc
+        if nvrtc.is_compile_error(exc):
             return True
         return isinstance(exc, RuntimeError) and "Error building extension" in str(exc)
 
@@ -109,19 +118,6 @@ class CudaBackend(Backend):
         from . import runtime
         with runtime.torch_stream():
             return fn(*inputs)
-
-
-class CudaLaunchCounter(LaunchCounter):
-    """Counts RawKernel launches and load_inline extension calls made inside the block."""
-
-    def __enter__(self):
-        from . import runtime
-        self._start = runtime.launches()
-        return self
-
-    def __exit__(self, *exc):
-        from . import runtime
-        self.count = runtime.launches() - self._start
 
 
 @hookimpl

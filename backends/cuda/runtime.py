@@ -3,7 +3,8 @@ counted, building it, and running it on torch's current stream.
 
 Launch counting. CuPy's ``RawKernel`` and ``RawModule`` are Cython classes whose methods cannot be
 patched, so before the candidate is imported ``cupy.RawKernel`` and ``cupy.RawModule`` are replaced
-by subclasses that count each kernel call (``RawModule.get_function`` returns a counting proxy).
+by subclasses that count each kernel call (``RawModule.get_function`` returns a counting proxy)
+into the counter of ``mkbench.backends.native.launches``.
 ``torch.utils.cpp_extension.load_inline`` is replaced by a wrapper whose extension module counts
 each call of its functions. Candidates that reach CuPy's classes another way
 (``cupy._core.raw.RawKernel``), or launch with ``ElementwiseKernel``, are not counted: a correct
@@ -21,22 +22,12 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
+from mkbench.backends.native import sources as _sources
+from mkbench.backends.native.launches import count_launch
+from mkbench.backends.native.nvrtc import is_compile_error as is_cupy_compile_error
+from mkbench.backends.native.nvrtc import torch_stream
 from mkbench.candidate import ENTRY_POINT
 from mkbench.errors import CompileError
-
-from . import sources as _sources
-
-_LAUNCHES = [0]  # kernel launches counted in this worker process
-_STREAMS: dict[int, Any] = {}
-
-
-def launches() -> int:
-    return _LAUNCHES[0]
-
-
-def count_launch() -> None:
-    _LAUNCHES[0] += 1
-
 
 class CountingKernel:
     """A CuPy kernel (or any callable) that counts its calls; attributes reach the kernel."""
@@ -47,7 +38,7 @@ class CountingKernel:
         object.__setattr__(self, "_kernel", kernel)
 
     def __call__(self, *args, **kwargs):
-        _LAUNCHES[0] += 1
+        count_launch()
         return self._kernel(*args, **kwargs)
 
     def __getattr__(self, name):
@@ -68,7 +59,7 @@ def install_cupy_counting() -> bool:
     try:
         class RawKernel(base_kernel):
             def __call__(self, *args, **kwargs):
-                _LAUNCHES[0] += 1
+                count_launch()
                 return base_kernel.__call__(self, *args, **kwargs)
 
         class RawModule(base_module):
@@ -109,10 +100,36 @@ class CountingExtension:
         wrapped = self._wrapped.get(name)
         if wrapped is None:
             def wrapped(*args, _fn=attr, **kwargs):
-                _LAUNCHES[0] += 1
+                count_launch()
                 return _fn(*args, **kwargs)
             self._wrapped[name] = wrapped
         return wrapped
+
+
+def _cached_build(original, args: tuple, kwargs: dict) -> dict:
+    """load_inline's arguments with the build keyed by what decides the binary: the sources, the
+    flags, the function list, torch's version, CUDA's and the device's architecture. The build
+    directory and module name carry that key, so a resume or a re-run of the same candidate finds its
+    extension built (ninja has nothing to do), and two candidates that both call their extension
+    "matmul_cuda" can never load each other's."""
+    import hashlib
+    import inspect
+    import os
+
+    import torch
+    bound = inspect.signature(original).bind(*args, **kwargs)
+    bound.apply_defaults()
+    call = dict(bound.arguments)
+    call.update(call.pop("kwargs", {}) or {})
+    key_parts = {k: v for k, v in call.items() if k not in ("verbose", "build_directory", "keep_intermediates")}
+    arch = torch.cuda.get_device_capability() if torch.cuda.is_available() else os.environ.get("TORCH_CUDA_ARCH_LIST")
+    digest = hashlib.sha256(repr((sorted(key_parts.items(), key=lambda kv: kv[0]), torch.__version__, torch.version.cuda,
+                                  arch)).encode()).hexdigest()[:16]
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "torch_extensions")
+    call["build_directory"] = os.path.join(root, f"mkbench-{digest}")
+    call["name"] = f"{call['name']}_{digest}"
+    os.makedirs(call["build_directory"], exist_ok=True)
+    return call
 
 
 def install_load_inline_counting(found: _sources.Found, path: Path) -> None:
@@ -134,34 +151,11 @@ def install_load_inline_counting(found: _sources.Found, path: Path) -> None:
         if "cuda_sources" in kwargs:
             cs = kwargs["cuda_sources"]
             kwargs["cuda_sources"] = [tag(t) for t in cs] if isinstance(cs, (list, tuple)) else tag(cs)
-        return CountingExtension(original(*args, **kwargs))
+        return CountingExtension(original(**_cached_build(original, args, kwargs)))
 
     load_inline._mkbench = True
     load_inline._mkbench_found = (found, path)
     cpp_extension.load_inline = load_inline
-
-
-def torch_stream():
-    """torch's current stream as a CuPy stream: ``with torch_stream():`` makes CuPy launch there,
-    so CUDA-event timing (and graph capture) sees the candidate's kernels."""
-    import warnings
-
-    import cupy
-    import torch
-    ptr = int(torch.cuda.current_stream().cuda_stream)
-    stream = _STREAMS.get(ptr)
-    if stream is None:
-        # Kept for the life of the worker. ExternalStream never destroys the handle (CuPy 14
-        # deprecates it for Stream.from_external, whose Stream would destroy torch's stream when
-        # collected), so it is used while it exists.
-        if hasattr(cupy.cuda, "ExternalStream"):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                stream = cupy.cuda.ExternalStream(ptr)
-        else:  # pragma: no cover - a future CuPy
-            stream = cupy.cuda.Stream.from_external(torch.cuda.current_stream())
-        _STREAMS[ptr] = stream
-    return stream
 
 
 def import_candidate(path: Path):
@@ -180,11 +174,6 @@ def import_candidate(path: Path):
         where = next((f"{f.filename}:{f.lineno}" for f in reversed(tb) if f.filename == str(path)), str(path))
         raise CompileError(f"{where}: import failed: {type(exc).__name__}: {exc}") from None
     return module
-
-
-def is_cupy_compile_error(exc: BaseException) -> bool:
-    mod = sys.modules.get("cupy.cuda.compiler")
-    return mod is not None and isinstance(exc, getattr(mod, "CompileException", ()))
 
 
 def map_nvrtc_log(exc: BaseException, path: Path) -> str:
@@ -268,5 +257,5 @@ def load(task_name: str, path: Path) -> Callable[..., Any]:
     raise CompileError(f"{path}: defines neither `{ENTRY_POINT}`, `{task_name}` nor a class `ModelNew`")
 
 
-__all__ = ["CountingExtension", "CountingKernel", "ModelNewEntry", "count_launch", "import_candidate",
-           "install_cupy_counting", "install_load_inline_counting", "launches", "load", "torch_stream"]
+__all__ = ["CountingExtension", "CountingKernel", "ModelNewEntry", "import_candidate", "install_cupy_counting",
+           "install_load_inline_counting", "is_cupy_compile_error", "load", "torch_stream"]

@@ -2,14 +2,19 @@
 the backend's loader (``from mkbench.backends.hip import load_module``). AMD GPUs compile with
 hiprtc; NVIDIA GPUs compile with NVRTC after hip_on_cuda.h, the backend's own mapping of HIP's
 device-side names onto CUDA. Without either GPU, sources are compiled with nvcc through that
-mapping (the gating verdict) and with hipcc for AMD targets (side checks); see docs/backends/hip.md."""
+mapping (the gating verdict) and with hipcc for AMD targets (side checks); see docs/backends/hip.md.
+What it shares with the CUDA backend (source finding, nvcc, launch counting, static checks) lives
+in mkbench.backends.native."""
 
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
 
-from mkbench.backend import Backend, LaunchCounter
+from mkbench.backend import Backend
+from mkbench.backends.native import nvcc
+from mkbench.backends.native.launches import NativeLaunchCounter
+from mkbench.backends.native.sources import entry_problem
 from mkbench.candidate import ENTRY_POINT, load_python_candidate
 from mkbench.errors import CompileError, Unavailable
 from mkbench.hookspecs import hookimpl
@@ -42,8 +47,6 @@ class HipBackend(Backend):
 
     # --- parent side -------------------------------------------------------------------
     def availability(self, hw):
-        from mkbench.backends.cuda.nvcc import find_nvcc
-
         from .compile import find_hipcc
         if hw.device == "cuda" and hw.vendor == "nvidia":
             if importlib.util.find_spec("cupy") is None:
@@ -56,23 +59,20 @@ class HipBackend(Backend):
             except OSError as exc:
                 raise Unavailable(f"hiprtc / amdhip64 not loadable: {exc}") from None
             return
-        if find_nvcc() is None:
+        if nvcc.find_nvcc() is None:
             why = "no hipcc either" if find_hipcc() is None else "hipcc alone cannot give the gating compile"
             raise Unavailable(f"no AMD or NVIDIA GPU on profile {hw.name} and no nvcc to compile-check HIP sources ({why})")
 
     def compile_only(self, hw):
         if hw.device == "cuda" and hw.vendor in ("nvidia", "amd"):
             return None
-        from mkbench.backends.cuda.nvcc import arch_for
-        return (f"no AMD or NVIDIA GPU on profile {hw.name}: HIP sources were compiled (nvcc -arch={arch_for(hw)} "
+        return (f"no AMD or NVIDIA GPU on profile {hw.name}: HIP sources were compiled (nvcc -arch={nvcc.arch_for(hw)} "
                 "through hip_on_cuda.h; hipcc for AMD targets in compile_checks), not run")
 
     def reference_dir(self):
         return Path(__file__).parent / "kernels"
 
     def static_problem(self, task, source):
-        from mkbench.backends.cuda import entry_problem
-
         from .compile import hip_sources
         problem = entry_problem(source, task.name, allow_model_new=False)
         if problem:
@@ -83,15 +83,8 @@ class HipBackend(Backend):
         return None
 
     def static_findings(self, task, source):
-        from mkbench.backends.cuda.checks import python_findings, source_findings
-
-        from .compile import hip_sources
-        findings = python_findings(source, allowed_imports=LOADER_IMPORT)
-        try:
-            found = hip_sources(source)
-        except (SyntaxError, OSError, UnicodeDecodeError):
-            return findings
-        return sorted(set(findings) | set(source_findings(found.sources)), key=lambda f: (f.line, f.check))
+        from mkbench.backends.native.checks import findings
+        return findings(source, "hip", allowed_imports=LOADER_IMPORT)
 
     # --- worker side -------------------------------------------------------------------
     def compile_checks(self, task, source, hw):
@@ -99,12 +92,10 @@ class HipBackend(Backend):
         return hipcc_checks(source)
 
     def compile(self, task, source, hw):
-        from mkbench.backends.cuda.nvcc import arch_for
-
         from . import compile as hip_compile
         from . import loader
         if self.compile_only(hw):
-            hip_compile.nvcc_check(source, arch_for(hw))
+            hip_compile.nvcc_check(source, nvcc.arch_for(hw))
             return _not_runnable
         # Build the statically known sources first, so compiler messages name the candidate's
         # file and line; the candidate's own load_module(HIP_SOURCE) then finds them built.
@@ -115,25 +106,22 @@ class HipBackend(Backend):
                 raise CompileError(f"{'hiprtc' if loader.on_amd() else 'NVRTC (HIP through hip_on_cuda.h)'}: {src.label}:\n{exc}") from None
         return load_python_candidate(source, task.name)
 
+    worker_modules = ("cupy",)
+
+    def own_kernel_names(self, task, source):
+        from mkbench.backends.native.sources import kernel_names
+        try:
+            return kernel_names(Path(source))
+        except (SyntaxError, OSError, UnicodeDecodeError):
+            return None
+
     def launch_counter(self):
-        return HipLaunchCounter()
+        """Counts the launches made through the loader inside the block."""
+        return NativeLaunchCounter()
 
     def is_compile_error(self, exc):
         from .loader import HipCompileError
         return isinstance(exc, HipCompileError)
-
-
-class HipLaunchCounter(LaunchCounter):
-    """Counts launches made through the loader inside the block."""
-
-    def __enter__(self):
-        from .loader import launches
-        self._start = launches()
-        return self
-
-    def __exit__(self, *exc):
-        from .loader import launches
-        self.count = launches() - self._start
 
 
 def _not_runnable(*args):

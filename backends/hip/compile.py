@@ -9,7 +9,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from mkbench.backends.cuda import nvcc, sources
+from mkbench.backends.native import nvcc, sources
 
 from . import loader
 
@@ -36,10 +36,11 @@ def nvcc_check(path: Path, arch: str) -> None:
     found = hip_sources(path)
     if not found.sources:
         raise CompileError(f"{path}: no HIP source found statically ({'; '.join(found.unresolved) or 'no HIP_SOURCE string'})")
-    for src in found.sources:
-        ok, message = nvcc.compile_device(loader.nvidia_text(src.text, _origin(src, path)), arch=arch)
-        if not ok:
-            raise CompileError(f"nvcc -arch={arch} (HIP through hip_on_cuda.h): {src.label}:\n{message}")
+    failure = nvcc.first_failure(((src, loader.nvidia_text(src.text, _origin(src, path)), nvcc.NVRTC_FLAGS)
+                                  for src in found.sources), arch)
+    if failure is not None:
+        src, message = failure
+        raise CompileError(f"nvcc -arch={arch} (HIP through hip_on_cuda.h): {src.label}:\n{message}")
 
 
 def hipcc_checks(path: Path) -> dict[str, dict]:

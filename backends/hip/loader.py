@@ -22,18 +22,15 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from mkbench.backends.native.launches import count_launch
+
 HEADER = Path(__file__).with_name("hip_on_cuda.h")
 _HIP_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]hip/[^>"]*[>"][^\n]*$', re.M)
-_LAUNCHES = [0]
 _MODULES: dict[tuple[str, tuple[str, ...]], "HipModule"] = {}
 
 
 class HipCompileError(RuntimeError):
     """NVRTC or hiprtc rejected the source; the message is the compiler's log."""
-
-
-def launches() -> int:
-    return _LAUNCHES[0]
 
 
 def on_amd() -> bool:
@@ -82,7 +79,7 @@ class HipFunction:
         self.name, self._launch = name, launch
 
     def __call__(self, grid, block, args: Sequence[Any], shared_mem: int = 0) -> None:
-        _LAUNCHES[0] += 1
+        count_launch()
         self._launch(_dims(grid), _dims(block), tuple(args), int(shared_mem))
 
 
@@ -103,18 +100,20 @@ def _device_pointer(t) -> int:
 class _NvidiaModule:
     def __init__(self, source, options, origin):
         import cupy
+
+        from mkbench.backends.native.nvrtc import is_compile_error
         self._module = cupy.RawModule(code=nvidia_text(source, origin), options=("--std=c++17", *options))
         try:
             self._module.compile()
         except Exception as exc:
-            if type(exc).__name__ == "CompileException":
+            if is_compile_error(exc):
                 raise HipCompileError(str(exc)) from None
             raise
 
     def launcher(self, name):
         import torch
 
-        from mkbench.backends.cuda.runtime import torch_stream
+        from mkbench.backends.native.nvrtc import torch_stream
         kernel = self._module.get_function(name)
 
         def launch(grid, block, args, shared_mem):
@@ -224,4 +223,4 @@ def _amd_arg(a, torch):
     raise TypeError(f"unsupported HIP kernel argument {type(a).__name__}")
 
 
-__all__ = ["HipCompileError", "HipFunction", "HipModule", "amd_text", "launches", "load_module", "nvidia_text"]
+__all__ = ["HipCompileError", "HipFunction", "HipModule", "amd_text", "load_module", "nvidia_text"]

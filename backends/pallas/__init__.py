@@ -67,8 +67,21 @@ class PallasBackend(Backend):
         raise Unavailable(f"Pallas runs here through JAX on NVIDIA or AMD GPUs (Triton lowering) or on a CPU "
                           f"(interpreter), not on {hw.device} ({hw.vendor})")
 
+    stream_timed = False  # JAX runs on its own stream and is timed by a device-wide sync
+    worker_modules = ("jax",)
+
     def worker_env(self, hw):
         return runtime.env_for(hw.device, hw.vendor)
+
+    def own_kernel_names(self, task, source):
+        # A lowered Pallas kernel carries the name of the Python function it was given; every function
+        # the candidate defines is a candidate name, since XLA's own fusions carry generated names.
+        import ast
+        try:
+            tree = ast.parse(Path(source).read_text())
+        except SyntaxError:
+            return None
+        return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     def interpreted(self, hw):
         return hw.device == "cpu"
@@ -99,6 +112,10 @@ class PallasBackend(Backend):
 
     def is_compile_error(self, exc):
         return runtime.is_compile_failure(exc)
+
+    def prepare_call(self, inputs):
+        if not runtime.INTERPRET:  # the interpreter's outputs are fresh host arrays
+            runtime.poison_jax_allocator(inputs)
 
     def run(self, fn, inputs):
         if not isinstance(fn, runtime.Candidate):

@@ -125,8 +125,6 @@ class Counter:
 def call(cand: Candidate, inputs: Sequence[Any]):
     args = tuple(to_jax(v) for v in inputs)
     counter = Counter.active
-    if counter is not None and not cand.interpret:
-        _poison_jax_allocator(args)
     try:
         out = outputs_of(cand.fn(*args))
         result = tuple(to_torch(o, i) for i, o in enumerate(out))
@@ -135,6 +133,12 @@ def call(cand: Candidate, inputs: Sequence[Any]):
     if counter is not None:
         counter.count += count_kernels(cand, args)
     return result if len(result) != 1 else result[0]
+
+
+def poison_jax_allocator(inputs: Sequence[Any]) -> None:
+    """Before a checked call (the worker calls it outside the call's trace, which would otherwise
+    count XLA's fill as framework work)."""
+    _poison_jax_allocator(tuple(to_jax(v) for v in inputs))
 
 
 def _poison_jax_allocator(args: tuple) -> None:

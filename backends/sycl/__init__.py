@@ -1,10 +1,14 @@
-"""sycl backend: kernels in OpenCL C (the kernel language SYCL grew from), run through pyopencl on
-any OpenCL device: NVIDIA's OpenCL driver on a ``cuda`` profile, PoCL on the ``cpu`` profile.
+"""sycl backend: kernels in OpenCL C (the kernel language SYCL grew from), with host code written
+against pyopencl, run on one of two paths: through pyopencl on an OpenCL device (NVIDIA's OpenCL
+driver on a ``cuda`` profile; PoCL or Intel's OpenCL CPU runtime on the ``cpu`` profile where no
+SYCL queue works), or, on the ``cpu`` profile, through a real SYCL queue (dpctl and Intel's SYCL
+runtime) with a pyopencl-compatible facade, so that the same candidate file runs on both.
 
-Modules: ``device`` picks the OpenCL device a profile means, ``runtime`` builds and runs candidates
-in the worker and counts their launches, ``timing`` times them with profiling events, ``checks``
-reads their host code. pyopencl is imported only in the worker (and in a subprocess probe), so
-loading the plugin stays cheap. docs/backends/sycl.md is the long form of the contract below.
+Modules: ``device`` picks the device and the path a profile means; ``runtime`` and ``timing`` build,
+run, count and time candidates through pyopencl, ``sycl_runtime``, ``facade`` and ``sycl_timing``
+through the SYCL queue; ``common`` is what both share; ``checks`` reads the host code. pyopencl and
+dpctl are imported only in the worker (and in subprocess probes), so loading the plugin stays
+cheap. docs/backends/sycl.md is the long form of the contract below.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from mkbench.hookspecs import hookimpl
 SOURCE_NAME = "OPENCL_SOURCE"
 OPTIONS_NAME = "BUILD_OPTIONS"
 SYCL_CPP_COMPILERS = ("icpx", "acpp")
+EXECUTION_PATH = "execution path"  # the compile_checks entry that records which path ran
 
 
 def sycl_cpp_reason() -> str:
@@ -48,20 +53,38 @@ class SyclBackend(Backend):
         "as `array.data`, scalars as numpy scalars such as np.int32(n)), allocate outputs with pyopencl.array.empty / "
         "empty_like, and return an Array, or a tuple of them in the reference's order, with the reference's shapes and "
         "dtypes (uint16 for bfloat16). Inputs must not be modified. Not allowed: pyopencl.array arithmetic or library "
-        "kernels, reading device data back to compute on the host, queues or programs of its own. SYCL C++ sources are "
-        "not accepted in this version (see docs/backends/sycl.md)."
+        "kernels, reading device data back to compute on the host, queues or programs of its own. On the cpu profile the "
+        "same file runs through a SYCL queue where one works: `pyopencl` is then a facade over dpctl with the subset above "
+        "(plus pyopencl.LocalMemory, zeros/zeros_like/to_device, Array.fill, reshape, ravel, view, queue.finish). SYCL C++ "
+        "sources are not accepted in this version (see docs/backends/sycl.md)."
     )
 
     # --- parent side -----------------------------------------------------------------------
     def availability(self, hw):
-        if importlib.util.find_spec("pyopencl") is None:
-            raise Unavailable("the pyopencl package is not installed (pip install pyopencl; on a CPU also pocl-binary-distribution)")
-        from .device import choose, probe_listing
-        choose(probe_listing(), hw.device, hw.vendor)
+        from .device import choose, execution_path, probe_listing, register_intel_cpu_runtime
+        register_intel_cpu_runtime()
+        path = execution_path(hw)
+        if path.sycl:
+            return
+        try:
+            if importlib.util.find_spec("pyopencl") is None:
+                raise Unavailable("the pyopencl package is not installed (pip install pyopencl; on a CPU also pocl-binary-distribution)")
+            choose(probe_listing(), hw.device, hw.vendor)
+        except Unavailable as exc:
+            if hw.device == "cpu":  # neither path: say why not SYCL too
+                raise Unavailable(f"{exc.reason}; and no SYCL queue: {path.description}") from None
+            raise
+
+    def worker_env(self, hw):
+        if hw.device != "cpu":
+            return {}
+        from .device import execution_path, path_env
+        return path_env(execution_path(hw))
 
     def interpreted(self, hw):
-        # PoCL compiles kernels to native code for the host CPU: its times are real measurements of
-        # that CPU, like the eager baseline's on the same profile, not an emulator's.
+        # PoCL and Intel's CPU runtime (under pyopencl or the SYCL queue) compile kernels to native
+        # code for the host CPU: their times are real measurements of that CPU, like the eager
+        # baseline's on the same profile, not an emulator's.
         return False
 
     def reference_dir(self):
@@ -83,31 +106,57 @@ class SyclBackend(Backend):
         return scan_file(Path(source))
 
     # --- worker side -----------------------------------------------------------------------
+    def compile_checks(self, task, source, hw):
+        """Which path runs the candidate, stored with every row (extra.compile_checks): ok when it is
+        the profile's own path (a SYCL queue on the cpu profile, NVIDIA's OpenCL on a GPU); on the
+        cpu profile without SYCL the message says why."""
+        from .device import execution_path
+        path = execution_path(hw)
+        return {EXECUTION_PATH: {"ok": path.sycl or hw.device != "cpu", "message": path.description}}
+
     def compile(self, task, source, hw):
-        import sys
+        from .device import execution_path
+        path = execution_path(hw)
+        if path.sycl:
+            from . import facade, sycl_runtime
+            rt = sycl_runtime.runtime_for(path.sycl_device)
+            with facade.installed():  # the candidate's `import pyopencl` finds the facade
+                entry, opencl_source, options = _load(task, source)
+            program = sycl_runtime.build(rt, opencl_source, options, Path(source))
+            return sycl_runtime.SyclCandidate(rt, program, entry)
         from . import runtime  # installs the launch watch before the candidate is imported
         rt = runtime.runtime_for(hw)
-        entry = load_python_candidate(source, task.name)
-        module = sys.modules.get(getattr(entry, "__module__", ""), None)
-        if module is None or not hasattr(module, SOURCE_NAME):
-            raise CompileError(f"{source}: `{SOURCE_NAME}` is not defined after import")
-        kernels = runtime.build(rt, getattr(module, SOURCE_NAME), getattr(module, OPTIONS_NAME, None), Path(source))
+        entry, opencl_source, options = _load(task, source)
+        kernels = runtime.build(rt, opencl_source, options, Path(source))
         return runtime.OpenCLCandidate(rt, kernels, entry)
+
+    stream_timed = False  # an OpenCL (or SYCL) queue of its own, timed by its own events
+    worker_modules = ("pyopencl",)
+
+    def own_kernel_names(self, task, source):
+        from mkbench.trace import global_function_names
+        try:
+            return global_function_names(Path(source).read_text())
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def launch_counter(self):
         return OpenCLLaunchCounter()
 
     def time(self, fn, arg_sets, hw, settings):
+        if getattr(fn, "on_sycl_queue", False):
+            from .sycl_timing import time_sycl
+            return time_sycl(fn, arg_sets, hw, settings)
         from .timing import time_opencl
         return time_opencl(fn, arg_sets, hw, settings)
 
 
 class OpenCLLaunchCounter(LaunchCounter):
-    """Counts enqueues of kernels built from the candidate's OPENCL_SOURCE (pyopencl's own
-    kernels, e.g. from pyopencl.array arithmetic, are not the candidate's)."""
+    """Counts launches of kernels built from the candidate's OPENCL_SOURCE, on either path
+    (pyopencl's own kernels, e.g. from pyopencl.array arithmetic, are not the candidate's)."""
 
     def __enter__(self):
-        from .runtime import watching
+        from .common import watching
         self._watching = watching()
         self._watch = self._watching.__enter__()
         self.count = 0
@@ -116,6 +165,16 @@ class OpenCLLaunchCounter(LaunchCounter):
     def __exit__(self, *exc):
         self._watching.__exit__(*exc)
         self.count = self._watch.own
+
+
+def _load(task, source):
+    """Import the candidate: its entry point, OPENCL_SOURCE and BUILD_OPTIONS (None when absent)."""
+    import sys
+    entry = load_python_candidate(source, task.name)
+    module = sys.modules.get(getattr(entry, "__module__", ""), None)
+    if module is None or not hasattr(module, SOURCE_NAME):
+        raise CompileError(f"{source}: `{SOURCE_NAME}` is not defined after import")
+    return entry, getattr(module, SOURCE_NAME), getattr(module, OPTIONS_NAME, None)
 
 
 def _top_level_names(path: Path) -> set[str]:

@@ -1,7 +1,8 @@
 """Static checks for OpenCL candidates: the Python host code is scanned like any Python-hosted
 candidate (``scan_python``), plus what is particular to pyopencl: computing with pyopencl.array or
 its library kernels (framework ops, as torch ops are for Triton), reading device data back to
-compute on the host with numpy, queues and programs of the candidate's own, and patching pyopencl.
+compute on the host with numpy, queues and programs of the candidate's own, patching pyopencl, and
+reaching past it into the SYCL path's runtime (dpctl, the facade's ``_mkb_`` internals).
 """
 
 from __future__ import annotations
@@ -58,14 +59,26 @@ class _Scanner(ast.NodeVisitor):
         base = self.aliases.get(head, head)
         return f"{base}.{rest}" if rest else base
 
+    def _runtime_import(self, node, module: str) -> None:
+        if module.split(".")[0] == "dpctl":
+            self.add(node, "harness_access", f"imports {module}: the SYCL queue, programs and memory are the backend's; "
+                                             "candidates use the pyopencl API")
+
     def visit_Import(self, node):
         for a in node.names:
             self.aliases[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            self._runtime_import(node, a.name)
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node):
         for a in node.names:
             self.aliases[a.asname or a.name] = f"{node.module or ''}.{a.name}"
+        self._runtime_import(node, node.module or "")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        if node.attr.startswith("_mkb_"):
+            self.add(node, "harness_access", f"reads .{node.attr}: the backend's own objects behind the pyopencl API")
         self.generic_visit(node)
 
     def visit_FunctionDef(self, node):

@@ -1,4 +1,4 @@
-"""Worker side of the sycl backend: one OpenCL context and profiling queue per worker, the
+"""Worker side of the sycl backend's pyopencl path: one OpenCL context and profiling queue per worker, the
 candidate's program built once, torch <-> pyopencl.array conversion at the boundary, and a watch
 on pyopencl's enqueue functions that counts the candidate's kernel launches.
 
@@ -10,9 +10,6 @@ and cannot hand the timer patched ones.
 
 from __future__ import annotations
 
-import ast
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +18,10 @@ import pyopencl as cl
 import pyopencl.array as cla
 from pyopencl import _cl
 
-from mkbench.errors import CompileError, IntegrityViolation
+from mkbench.errors import CompileError
 
-from .device import choose, describe
+from .common import OPEN, Cheat, RuleViolation, build_message, build_options, call_problem, source_first_line, to_host, to_torch, watching
+from .device import choose, describe, register_intel_cpu_runtime
 
 # pyopencl's own kernels a candidate may launch without doing its computation in them: `fill`
 # backs Array.fill and, on NVIDIA for buffers over 2 GiB, cla.zeros.
@@ -42,17 +40,6 @@ ORIGINAL = {
 
 # --- the watch -------------------------------------------------------------------------
 
-@dataclass
-class Watch:
-    """What happened on the OpenCL side while the watch was open."""
-
-    own: int = 0                                         # launches of kernels built from OPENCL_SOURCE
-    library: list[str] = field(default_factory=list)     # other kernels, e.g. pyopencl.array arithmetic
-    readbacks: list[str] = field(default_factory=list)   # device -> host transfers and maps
-    other_queue: int = 0                                 # launches on a queue the timer does not see
-
-
-_open: list[Watch] = []
 # Candidate programs by handle, kept alive: a freed program's handle can be reused by one of
 # pyopencl's library programs, which would then count as the candidate's.
 _own_programs: dict[int, cl.Program] = {}
@@ -60,13 +47,18 @@ _timed_queues: set[int] = set()
 
 
 def _note_launch(queue, kernel) -> None:
+    # Asked apart: Intel's CPU runtime refuses CL_KERNEL_PROGRAM for pyopencl's own cached kernels
+    # (a kernel whose program cannot be named is not the candidate's) but still gives the name.
     try:
         own = kernel.program.int_ptr in _own_programs
+    except Exception:
+        own = False
+    try:
         name = kernel.function_name
     except Exception:  # an object pyopencl itself would reject; let the enqueue report it
-        own, name = False, "?"
+        name = "?"
     foreign_queue = getattr(queue, "int_ptr", None) not in _timed_queues
-    for w in _open:
+    for w in OPEN:
         if own:
             w.own += 1
         elif name not in ALLOWED_LIBRARY_KERNELS:
@@ -76,7 +68,7 @@ def _note_launch(queue, kernel) -> None:
 
 def _launch_wrapper(original):
     def enqueue_nd_range_kernel(queue, kernel, *args, **kwargs):
-        if _open:
+        if OPEN:
             _note_launch(queue, kernel)
         return original(queue, kernel, *args, **kwargs)
     enqueue_nd_range_kernel.mkbench_watch = True
@@ -85,8 +77,8 @@ def _launch_wrapper(original):
 
 def _readback_wrapper(original, what: str):
     def read(*args, **kwargs):
-        if _open:
-            for w in _open:
+        if OPEN:
+            for w in OPEN:
                 w.readbacks.append(what)
         return original(*args, **kwargs)
     read.mkbench_watch = True
@@ -128,22 +120,11 @@ def watch_intact() -> str | None:
     return None
 
 
-class watching:
-    """Context manager: a :class:`Watch` that records everything enqueued inside it (nests)."""
-
-    def __enter__(self) -> Watch:
-        self.watch = Watch()
-        _open.append(self.watch)
-        return self.watch
-
-    def __exit__(self, *exc) -> None:
-        _open.remove(self.watch)
-
-
 # --- device, context and queue ------------------------------------------------------------
 
 class Runtime:
     def __init__(self, hw):
+        register_intel_cpu_runtime()
         try:
             platforms = cl.get_platforms()
         except cl.Error:
@@ -196,94 +177,18 @@ class Kernels:
         return kernel
 
 
-_LOCATION = re.compile(r"(?:[^\s:]*\.cl|<kernel>|<source>|<stdin>|input):(\d+):(\d+):")
-
-
-def source_first_line(path: Path) -> int | None:
-    """The file line holding line 1 of a literal ``OPENCL_SOURCE = r\"\"\"...\"\"\"``, or None when the
-    source is not a plain literal (built at import) or its lines cannot be matched to the file's."""
-    try:
-        text = Path(path).read_text()
-        tree = ast.parse(text)
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        return None
-    lines = text.splitlines()
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        if any(isinstance(t, ast.Name) and t.id == "OPENCL_SOURCE" for t in targets):
-            value = node.value
-            if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
-                return None
-            first = value.lineno
-            for k, line in enumerate(value.value.splitlines()[1:8], start=1):  # spot-check a few lines
-                if first - 1 + k >= len(lines) or line.strip() and line.strip() not in lines[first - 1 + k]:
-                    return None
-            return first
-    return None
-
-
-def build_message(exc: Exception, path: Path | None, first_line: int | None) -> str:
-    """The OpenCL build log with kernel-source locations rewritten as ``file.py:line:col:``."""
-    text = str(exc)
-    marker = text.find("Build on ")
-    log = text[text.find(":\n", marker) + 2:] if marker >= 0 and text.find(":\n", marker) >= 0 else text
-    log = log.strip()
-
-    def where(m: re.Match) -> str:
-        line, col = int(m.group(1)), m.group(2)
-        if path is not None and first_line is not None:
-            return f"{path}:{first_line + line - 1}:{col}:"
-        return f"OPENCL_SOURCE:{line}:{col}:"
-    log = _LOCATION.sub(where, log)
-    head = next((ln.strip() for ln in log.splitlines() if "error" in ln.lower()), log.splitlines()[0] if log else text)
-    m = re.match(r"error:\s*(\S+:\d+:\d+:)\s*(.*)", head)  # PoCL puts the word before the location
-    if m:
-        head = f"{m.group(1)} error: {m.group(2)}"
-    return f"{head}\nOpenCL build log:\n{log}"
-
-
 def build(rt: Runtime, source: Any, options: Any, path: Path | None) -> Kernels:
     if not isinstance(source, str):
         raise CompileError(f"{path}: OPENCL_SOURCE must be a str, got {type(source).__name__}")
-    if isinstance(options, str):
-        options = options.split()
-    options = [str(o) for o in (options or [])]
     try:
-        program = cl.Program(rt.context, source).build(options=options)
+        program = cl.Program(rt.context, source).build(options=build_options(options))
     except cl.Error as exc:
-        raise CompileError(build_message(exc, path, source_first_line(path) if path else None)) from None
+        raise CompileError(build_message(str(exc), path, source_first_line(path) if path else None)) from None
     _own_programs[program.int_ptr] = program
     return Kernels(program)
 
 
 # --- torch <-> pyopencl.array ------------------------------------------------------------
-
-class RuleViolation(RuntimeError):
-    """The candidate did something the contract forbids; the message says what."""
-
-
-class Cheat(RuleViolation, IntegrityViolation):
-    """A rule broken to hide work from the timer or the kernel count: the harness records `hack`."""
-
-
-def _to_host(t) -> np.ndarray:
-    import torch
-    t = t.detach().contiguous().cpu()
-    if t.dtype == torch.bfloat16:  # numpy has no bfloat16: the raw bits travel as uint16
-        return t.view(torch.int16).numpy().view(np.uint16)
-    return t.numpy()
-
-
-def _to_torch(host: np.ndarray, device: str):
-    import torch
-    if host.dtype == np.uint16:
-        t = torch.from_numpy(host.view(np.int16)).view(torch.bfloat16)
-    elif host.dtype in (np.float32, np.float64, np.float16, np.int64, np.int32, np.int16, np.int8, np.uint8, np.bool_):
-        t = torch.from_numpy(host)
-    else:
-        raise RuleViolation(f"returned an array of dtype {host.dtype}, which has no torch counterpart here")
-    return t.to(device)
-
 
 def _read(rt: Runtime, ary) -> np.ndarray:
     host = np.empty(ary.shape, ary.dtype)
@@ -304,7 +209,7 @@ class OpenCLCandidate:
         args, hosts = [], []
         for v in inputs:
             if isinstance(v, torch.Tensor):
-                host = _to_host(v)
+                host = to_host(v)
                 args.append(cla.to_device(self.rt.queue, host))
                 hosts.append(host)
             else:
@@ -327,7 +232,7 @@ class OpenCLCandidate:
         return outs
 
     def download(self, outs: tuple) -> tuple:
-        return tuple(_to_torch(_read(self.rt, o), self.rt.torch_device) for o in outs)
+        return tuple(to_torch(_read(self.rt, o), self.rt.torch_device) for o in outs)
 
     def __call__(self, *inputs):
         args, hosts = self.upload(inputs)
@@ -336,15 +241,9 @@ class OpenCLCandidate:
         problem = watch_intact()
         if problem:
             raise Cheat(problem)
-        if w.other_queue:
-            raise Cheat(f"{w.other_queue} kernel launch(es) on a queue other than the one passed in: "
-                                "invisible to the timer's profiling events")
-        # With none of its own launches the harness judges the call a decoy (when it is right).
-        if w.own and (w.library or w.readbacks):
-            what = [f"pyopencl's own kernel '{n}' (pyopencl.array arithmetic or a library kernel)" for n in dict.fromkeys(w.library)]
-            what += list(dict.fromkeys(w.readbacks))
-            raise Cheat("kernel_function must compute in kernels from OPENCL_SOURCE on the device, but it ran "
-                                + "; ".join(what))
+        cheat = call_problem(w)
+        if cheat:
+            raise Cheat(cheat)
         outs = self.outputs(out)
         for i, (a, host) in enumerate(zip(args, hosts)):
             if host is not None and _read(self.rt, a).tobytes() != host.tobytes():

@@ -18,8 +18,9 @@ from typing import Sequence
 import numpy as np
 import pyopencl as cl
 
-from mkbench.timing import Timing, TimingSettings, _keep_going, summarize
+from mkbench.timing import Timing, TimingSettings, summarize
 
+from . import common
 from .runtime import ORIGINAL, OpenCLCandidate, Runtime, watch_intact
 
 TIMER = "opencl-profiling-events"
@@ -75,8 +76,7 @@ def make_bracket(rt: Runtime):
 
 
 def flush_bytes(rt: Runtime, hw) -> int:
-    cache = max(int(rt.device.global_mem_cache_size or 0), int(hw.l2_cache_mb * 2**20))
-    return max(2 * cache, 2**20) // 4 * 4
+    return common.flush_bytes(rt.device.global_mem_cache_size, hw)
 
 
 def time_opencl(fn: OpenCLCandidate, arg_sets: Sequence[Sequence], hw, s: TimingSettings, bracket=None) -> Timing:
@@ -103,14 +103,7 @@ def time_opencl(fn: OpenCLCandidate, arg_sets: Sequence[Sequence], hw, s: Timing
         return bracket.elapsed_us(start, end)
 
     finish(queue)
-    t0, i = time.perf_counter(), 0
-    while (time.perf_counter() - t0) * 1000 < s.warmup_ms or i < 2:
-        one(i)
-        i += 1
-    samples: list[float] = []
-    t0 = time.perf_counter()
-    while _keep_going(samples, (time.perf_counter() - t0) * 1000, s):
-        samples.append(one(len(samples)))
+    samples = common.sample(one, s)
     problem = watch_intact()
     if problem:
         raise RuntimeError(problem)

@@ -33,6 +33,7 @@ class RunInfo:
     env: dict[str, Any]
     machine: dict[str, Any]
     seed: int | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # the run's configuration as stored
 
 
 @dataclass
@@ -99,7 +100,7 @@ def load_results(stores: list[Path], run_ids: dict[int, list[int]] | list[int] |
                 key = f"{label}#{rec.id}"
                 runs.append(RunInfo(key, str(path), rec.id, rec.hw, rec.backend, rec.method, rec.status, rec.started,
                                     rec.finished, str(rec.machine.get("device_name") or rec.machine.get("cpu") or "?"),
-                                    rec.env, rec.machine, rec.seed))
+                                    rec.env, rec.machine, rec.seed, rec.config or {}))
                 rows = store.results([rec.id])
                 if rows:
                     df = pd.DataFrame(rows)

@@ -81,6 +81,7 @@ def speedup_distributions(attempts: pd.DataFrame, column: str = "speedup_eager")
 
 def fast_p_curves(attempts: pd.DataFrame) -> bytes | None:
     a = attempts[~attempts["is_baseline"]]
+    a = a[a.groupby(["hw", "backend", "method"])["timing"].transform(lambda t: (t == "timed").any())]  # speed only
     if a.empty:
         return None
     ps = np.linspace(0, 3, 121)

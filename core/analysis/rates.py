@@ -19,7 +19,7 @@ import pandas as pd
 from ..hardware import HardwareProfile
 from ..hardware import roofline_floor_us
 from ..summary import geomean
-from ..verdicts import SEVERITY
+from ..verdicts import SEVERITY, Verdict
 from .dataset import ResultSet
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
@@ -72,8 +72,13 @@ def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile], role
         verdicts = set(g["verdict"])
         timed = g[g["shape_role"].isin(roles)] if roles else g
         correct = verdicts == {"correct"}
+        imported = _import_metadata(g)
         rec.update(
             is_baseline=bool(g["is_baseline"].iloc[0]),
+            timing=_timing(g),
+            level=imported.get("level"),
+            gpu_set=imported.get("gpu_set"),
+            recorded=imported.get("recorded") or {},
             combos=len(g),
             compiled=bool((g["compile_status"] == "ok").all()),
             correct=correct,
@@ -94,6 +99,30 @@ def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile], role
     return pd.DataFrame(out)
 
 
+def _timing(g: pd.DataFrame) -> str:
+    """How an attempt's rows were timed: ``timed`` (a device or host time that is a speed),
+    ``interpreted`` (times under an interpreter, never speed), ``compiled`` (built, not run) or
+    ``untimed`` (no time: --no-timing, or nothing ran)."""
+    has_time = g["time_median_us"].notna()
+    interpreted = g["interpreted"].fillna(0).astype(bool)
+    if (has_time & ~interpreted).any():
+        return "timed"
+    if has_time.any():
+        return "interpreted"
+    if (g["verdict"] == Verdict.COMPILED).any():
+        return "compiled"
+    return "untimed"
+
+
+def _import_metadata(g: pd.DataFrame) -> dict[str, Any]:
+    """What an importer recorded about the attempt's candidate (``extra["import"]``, copied from
+    the solutions folder's manifest by `mkbench run`); {} for other rows and older stores."""
+    for extra in g["extra"]:
+        if isinstance(extra, dict) and isinstance(extra.get("import"), dict):
+            return extra["import"]
+    return {}
+
+
 def _by_combo(rows: pd.DataFrame, column: str) -> dict[str, float]:
     return {f"{r.shape}/{r.dtype}": float(v) for r, v in zip(rows.itertuples(index=False), rows[column])
             if v is not None and np.isfinite(v) and v > 0}
@@ -112,7 +141,34 @@ def fast_p(attempts: pd.DataFrame, p: float, column: str = "speedup_eager") -> f
     return float((attempts["correct"] & s.notna() & (s > p)).sum() / len(attempts))
 
 
-def _rate_row(group: pd.DataFrame) -> dict[str, Any]:
+#: why a group has no fast_p, by how its attempts were timed
+NO_SPEED = {
+    "interpreted": "interpreted: times under an interpreter are not speed",
+    "compiled": "compiled only: nothing ran on this machine",
+    "untimed": "not timed (--no-timing, or nothing ran)",
+}
+BASE_OF = {"speedup_eager": "eager", "speedup_compile": "torch_compile"}
+
+
+def fast_p_reason(group: pd.DataFrame, attempts: pd.DataFrame, column: str) -> str | None:
+    """Why fast_p over ``column``'s baseline means nothing for ``group`` (then it is shown as
+    "-"), or None when it is a measurement: some attempt was timed as speed, and so was the
+    baseline in the same runs."""
+    statuses = set(group["timing"])
+    if "timed" not in statuses:
+        worst = next(s for s in ("interpreted", "compiled", "untimed") if s in statuses)
+        return NO_SPEED[worst]
+    base = BASE_OF[column]
+    if set(group["method"]) == {base}:
+        return f"{base} is this baseline"
+    timed_base = attempts[(attempts["method"] == base) & attempts["is_baseline"] & (attempts["timing"] == "timed")
+                          & attempts["run_key"].isin(set(group["run_key"]))]
+    if timed_base.empty:
+        return f"no {base} baseline timed in these runs"
+    return None
+
+
+def _rate_row(group: pd.DataFrame, attempts: pd.DataFrame) -> dict[str, Any]:
     correct = group[group["correct"]]
     sp = correct["speedup_eager"].dropna().astype(float)
     row = {
@@ -125,22 +181,27 @@ def _rate_row(group: pd.DataFrame) -> dict[str, Any]:
         "slower_than_eager": float((sp < 1).mean()) if len(sp) else None,
         "roofline_eff": float(np.median(correct["efficiency"].dropna())) if correct["efficiency"].notna().any() else None,
     }
-    for p in FAST_P:
-        row[f"fast_{p:g}_eager"] = fast_p(group, p, "speedup_eager")
-        row[f"fast_{p:g}_compile"] = fast_p(group, p, "speedup_compile")
+    for column, suffix in (("speedup_eager", "eager"), ("speedup_compile", "compile")):
+        reason = fast_p_reason(group, attempts, column)
+        row[f"fast_p_{suffix}_note"] = reason
+        for p in FAST_P:
+            row[f"fast_{p:g}_{suffix}"] = None if reason else fast_p(group, p, column)
     return row
 
 
 def rates_table(attempts: pd.DataFrame, by: tuple[str, ...] = ("hw", "backend", "method", "category"),
                 totals: bool = True) -> pd.DataFrame:
-    """Rates per group; with ``totals``, an 'all' category line per (hw, backend, method)."""
+    """Rates per group; with ``totals``, an 'all' category line per (hw, backend, method). fast_p
+    is None (with ``fast_p_eager_note``/``fast_p_compile_note`` saying why) where the group's
+    times are not speed measurements (:func:`fast_p_reason`)."""
     if attempts.empty:
         return pd.DataFrame()
     out = []
-    for key, g in attempts.groupby(list(by), sort=True):
-        out.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))), **_rate_row(g)})
+    for key, g in attempts.groupby(list(by), sort=True, dropna=False):
+        out.append({**dict(zip(by, key if isinstance(key, tuple) else (key,))), **_rate_row(g, attempts)})
     if totals and "category" in by:
         outer = [c for c in by if c != "category"]
-        for key, g in attempts.groupby(outer, sort=True):
-            out.append({**dict(zip(outer, key if isinstance(key, tuple) else (key,))), "category": "(all)", **_rate_row(g)})
+        for key, g in attempts.groupby(outer, sort=True, dropna=False):
+            out.append({**dict(zip(outer, key if isinstance(key, tuple) else (key,))), "category": "(all)",
+                        **_rate_row(g, attempts)})
     return pd.DataFrame(out).sort_values(list(by)).reset_index(drop=True)

@@ -1,19 +1,55 @@
-"""The comparative report: environments of every run, rates and fast_p, the difficulty GLM,
-cross-hardware variance, cross-backend portability and the figures."""
+"""The one report builder: `mkbench report` and `mkbench analyze` both call :func:`build_report`,
+which assembles named sections (:data:`SECTIONS`) into a :class:`Document` rendered to Markdown or
+HTML.
+
+Sections, in report order:
+
+* ``environment``: every run with its device, software and revision, and the timer behind each
+  backend's times;
+* ``summary``: one line per candidate of each run (verdict, share of shapes correct, speedups or
+  why there are none, framework share, first error); tasks without a candidate collapse into one
+  line per run listing them;
+* ``rates``: compile / correct / hack rates and geometric-mean speedups per hardware, backend and
+  method, then fast_p, then the same per category (and per KernelBench level where candidates
+  carry one). fast_p is "-" with the reason where no time is a speed (the Triton interpreter,
+  compile-only backends, --no-timing), never 0%;
+* ``verdicts``: verdict counts and the framework/vendor share of device time per method and
+  category, with the static-analysis warnings;
+* ``recorded``: speedups another benchmark recorded for imported candidates (e.g. CUDA-L1's
+  ``score_default``) next to mkbench's, where the candidates carry them;
+* ``difficulty``: the binomial GLM of correctness, unsolved shares, hardest tasks;
+* ``hardware``: cross-hardware speedup variance;
+* ``backends``: cross-backend portability and side compile checks;
+* ``detail``: every (task, shape, dtype) row with its times: long, so `mkbench report` writes it
+  to a file of its own unless asked otherwise.
+
+Rows are read through ``Store.results()`` (:mod:`mkbench.analysis.dataset`), so columns a newer
+store adds pass through; fields rows may lack (``extra["framework_share"]``,
+``extra["static_warnings"]``, ``extra["import"]``, verdict ``framework``) are optional.
+"""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
+import numpy as np
+import pandas as pd
 
 from ..hardware import HardwareProfile
+from ..summary import geomean
+from ..verdicts import SEVERITY, Verdict
 from . import plots
 from .dataset import ResultSet
 from .difficulty import difficulty_analysis
 from .document import Document
 from .rates import FAST_P, attempt_table, rates_table
 from .variance import cross_backend, cross_hardware, paired_speedups
+
+SECTIONS = ("environment", "summary", "rates", "verdicts", "recorded", "difficulty", "hardware", "backends", "detail")
+#: the sections `mkbench report` puts in the main document by default (``detail`` goes apart)
+MAIN_SECTIONS = tuple(s for s in SECTIONS if s != "detail")
+HARDEST_SHOWN = 15
 
 
 def _f(x: Any, fmt: str = ".2f") -> str:
@@ -26,7 +62,52 @@ def _pct(x: Any) -> str:
     return _f(x, ".0%") if x is not None else "-"
 
 
-def environment_section(doc: Document, results: ResultSet) -> None:
+def _number(x: Any) -> float | None:
+    """A finite, positive number, or None (pandas gives NaN where a value is missing)."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) and x > 0 else None
+
+
+def _cell(text: Any, limit: int = 90) -> str:
+    return str(text or "")[:limit].replace("\n", " ").replace("|", "/")
+
+
+class _Context:
+    """What several sections share, computed once."""
+
+    def __init__(self, results: ResultSet, profiles: dict[str, HardwareProfile], roles: tuple[str, ...],
+                 glm_baselines: bool | None, plots_on: bool):
+        self.results, self.profiles, self.roles = results, profiles, roles
+        self.glm_baselines, self.plots_on = glm_baselines, plots_on
+        self.attempts = attempt_table(results, profiles, roles)
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        return self.results.rows
+
+    @property
+    def candidates(self) -> pd.DataFrame:
+        return self.attempts[~self.attempts["is_baseline"]] if len(self.attempts) else self.attempts
+
+
+# --- environment ------------------------------------------------------------------------------
+
+# What each timer's span holds, so a reader can tell which speedups compare like with like.
+TIMER_MEANING = {
+    "cuda_event": "CUDA events around each call",
+    "cuda_graph": "CUDA events around CUDA-graph replays",
+    "opencl-profiling-events": "OpenCL profiling events (include waits for the host)",
+    "device-sync-host-clock": "host clock to a device-wide sync (includes dispatch)",
+    "perf_counter": "host clock (CPU)",
+    "host-clock": "host clock (CPU)",
+}
+
+
+def environment_section(doc: Document, ctx: _Context) -> None:
+    results = ctx.results
     doc.h2("Runs and their environments")
     doc.p("Every number below comes from these runs. Rates are always grouped by hardware profile; results "
           "from different profiles meet only in the cross-hardware section.")
@@ -41,22 +122,10 @@ def environment_section(doc: Document, results: ResultSet) -> None:
                "packages", "mkbench rev", "seed"], rows)
     for note in results.notes:
         doc.p("Note: " + note)
-    timer_section(doc, results)
+    _timers(doc, ctx.rows)
 
 
-# What each timer's span holds, so a reader can tell which speedups compare like with like.
-TIMER_MEANING = {
-    "cuda_event": "CUDA events around each call",
-    "cuda_graph": "CUDA events around CUDA-graph replays",
-    "opencl-profiling-events": "OpenCL profiling events (include waits for the host)",
-    "device-sync-host-clock": "host clock to a device-wide sync (includes dispatch)",
-    "perf_counter": "host clock (CPU)",
-    "host-clock": "host clock (CPU)",
-}
-
-
-def timer_section(doc: Document, results: ResultSet) -> None:
-    rows = results.rows
+def _timers(doc: Document, rows: pd.DataFrame) -> None:
     if not len(rows) or "timer" not in rows:
         return
     timed = rows[rows["timer"].fillna("") != ""]
@@ -68,7 +137,8 @@ def timer_section(doc: Document, results: ResultSet) -> None:
         cuda = any(t.startswith("cuda") for t in timers)
         spun = any(isinstance(e, dict) and e.get("run_ahead_us") for e in g["extra"])
         out.append([run_key, backend, "; ".join(TIMER_MEANING.get(t, t) for t in timers),
-                    ("yes" if spun else "no") if cuda else "-", "yes" if "interpreted" in g and g["interpreted"].fillna(0).astype(bool).any() else "no"])
+                    ("yes" if spun else "no") if cuda else "-",
+                    "yes" if "interpreted" in g and g["interpreted"].fillna(0).astype(bool).any() else "no"])
     doc.h3("Timers")
     doc.p("Speedups divide times taken in the same run; a backend timed by a different kind of timer than its baseline "
           "compares different spans. 'Spun ahead': the GPU was kept busy up to the start event, so the span is device "
@@ -76,23 +146,77 @@ def timer_section(doc: Document, results: ResultSet) -> None:
     doc.table(["run", "backend", "timer", "spun ahead", "interpreted"], out)
 
 
-def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title: str = "mkbench report",
-                 roles: tuple[str, ...] = ("large",), glm_baselines: bool | None = None, plots_on: bool = True) -> Document:
-    doc = Document(title)
-    environment_section(doc, results)
-    attempts = attempt_table(results, profiles, roles)
-    if attempts.empty:
-        doc.p("No results to analyse.")
-        return doc
-    role_text = ", ".join(roles) if roles else "all"
-    cands = attempts[~attempts["is_baseline"]]
+# --- summary ------------------------------------------------------------------------------------
 
+def _speed_cells(a: pd.Series) -> list[str]:
+    if a["timing"] == "timed":
+        return [_f(a["speedup_eager"]), _f(a["speedup_compile"])]
+    word = {"interpreted": "interpreted", "compiled": "not run", "untimed": "not timed"}[a["timing"]]
+    return [word, word]
+
+
+def summary_section(doc: Document, ctx: _Context) -> None:
+    cands = ctx.candidates
+    doc.h2("Candidates")
+    if cands.empty:
+        doc.p("No candidate results.")
+        return
+    rows = ctx.rows
+    evaluated = rows[(rows["verdict"] != Verdict.SKIPPED) & ~rows["is_baseline"].astype(bool)]
+    per = {key: g for key, g in evaluated.groupby(["run_key", "task", "backend", "method"])}
+    doc.p("One line per candidate and run: its worst verdict over every evaluated shape and dtype, how many of those "
+          "were correct, and its speedups (geometric mean over the correct " + (", ".join(ctx.roles) or "all")
+          + " shapes; 'interpreted' where the times are not speed). Framework share: the largest share of device time "
+            "spent in framework or vendor kernels on any shape, where it was measured.")
+    table, missing = [], {}
+    for _, a in cands.sort_values(["run_key", "category", "task"]).iterrows():
+        if a["verdict"] == Verdict.MISSING:
+            missing.setdefault(a["run_key"], []).append(a["task"])
+            continue
+        g = per.get((a["run_key"], a["task"], a["backend"], a["method"]))
+        correct = f"{int((g['verdict'] == Verdict.CORRECT).sum())}/{len(g)}" if g is not None else "-"
+        shares = _extra_values(g, "framework_share") if g is not None else []
+        warnings = sum(len(w) for w in _extra_values(g, "static_warnings")) if g is not None else 0
+        first = ""
+        if g is not None and a["verdict"] != Verdict.CORRECT:
+            first = next((e for v, e in zip(g["verdict"], g["error"]) if v == a["verdict"] and e), "")
+        table.append([a["run_key"], a["category"], a["task"], a["method"], a["verdict"], correct, *_speed_cells(a),
+                      _pct(max(shares)) if shares else "-", warnings or "", _cell(first)])
+    if table:
+        doc.table(["run", "category", "task", "method", "verdict", "correct", "vs eager", "vs compile",
+                   "framework share", "static warnings", "first error"], table)
+    for run_key, g in cands.groupby("run_key", sort=True):
+        line = (f"Run {run_key}: {int(g['correct'].sum())}/{len(g)} candidates correct on every evaluated shape and dtype"
+                + (f"; {int((g['verdict'] == Verdict.COMPILED).sum())} compiled only" if (g["verdict"] == Verdict.COMPILED).any() else ""))
+        if run_key in missing:
+            line += f"; {len(missing[run_key])} task(s) without a candidate (`missing`): " + ", ".join(sorted(missing[run_key]))
+        doc.p(line + ".")
+
+
+def _extra_values(g: pd.DataFrame | None, key: str) -> list:
+    if g is None:
+        return []
+    return [e[key] for e in g["extra"] if isinstance(e, dict) and e.get(key) is not None]
+
+
+# --- rates -------------------------------------------------------------------------------------
+
+def _fast_p_note(r: pd.Series) -> str:
+    """Why a rates line's fast_p cells are '-' (both baselines' reasons, once each)."""
+    notes = [r.get("fast_p_eager_note"), r.get("fast_p_compile_note")]
+    return "; ".join(dict.fromkeys(n for n in notes if isinstance(n, str)))
+
+
+def rates_section(doc: Document, ctx: _Context) -> None:
+    attempts = ctx.attempts
+    role_text = ", ".join(ctx.roles) if ctx.roles else "all"
     doc.h2("Rates per hardware, backend and method")
     doc.p(f"An attempt is one task on one backend, method and profile; it is correct when every evaluated shape and "
           f"dtype is correct, and hack-flagged ones never count as correct. Speedups are geometric means over the "
           f"correct {role_text} shapes, recomputed from medians against the baselines of the same run. fast_p = share of "
-          f"attempted tasks that are correct and more than p times faster. Roofline efficiency = datasheet floor time "
-          f"for the task's bytes and FLOPs over the measured time (median over correct tasks).")
+          f"attempted tasks that are correct and more than p times faster; '-' where the times are not speed (the note "
+          f"says why). Roofline efficiency = datasheet floor time for the task's bytes and FLOPs over the measured time "
+          f"(median over correct tasks).")
     rates = rates_table(attempts)
     totals = rates[rates["category"] == "(all)"]
     doc.table(["hw", "backend", "method", "tasks", "compile", "correct", "hack", "geomean vs eager", "geomean vs compile",
@@ -101,24 +225,123 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
                 _f(r.geomean_vs_eager), _f(r.geomean_vs_compile), _pct(r.slower_than_eager), _pct(r.roofline_eff)]
                for r in totals.itertuples()])
     doc.h3("fast_p")
-    doc.table(["hw", "backend", "method", *[f"fast_{p:g} eager" for p in FAST_P], *[f"fast_{p:g} compile" for p in FAST_P]],
+    doc.table(["hw", "backend", "method", *[f"fast_{p:g} eager" for p in FAST_P], *[f"fast_{p:g} compile" for p in FAST_P],
+               "note"],
               [[r["hw"], r["backend"], r["method"], *[_pct(r[f"fast_{p:g}_eager"]) for p in FAST_P],
-                *[_pct(r[f"fast_{p:g}_compile"]) for p in FAST_P]] for _, r in totals.iterrows()])
+                *[_pct(r[f"fast_{p:g}_compile"]) for p in FAST_P], _fast_p_note(r)] for _, r in totals.iterrows()])
     doc.h3("Per category")
-    per_cat = rates[rates["category"] != "(all)"]
+    per_cat = rates[(rates["category"] != "(all)") & ~rates["method"].isin(["eager", "torch_compile"])]
     doc.table(["hw", "backend", "method", "category", "tasks", "compile", "correct", "hack", "fast_1 eager",
                "fast_1 compile", "geomean vs eager", "slower than eager", "roofline eff."],
               [[r["hw"], r["backend"], r["method"], r["category"], r["tasks"], _pct(r["compile"]), _pct(r["correct"]),
                 _pct(r["hack"]), _pct(r["fast_1_eager"]), _pct(r["fast_1_compile"]), _f(r["geomean_vs_eager"]),
                 _pct(r["slower_than_eager"]), _pct(r["roofline_eff"])] for _, r in per_cat.iterrows()])
-    if plots_on:
+    cands = ctx.candidates
+    if len(cands) and cands["level"].notna().any():
+        doc.h3("Per level and category")
+        doc.p("Levels as the imported benchmark numbers them (KernelBench: 1 single operators, 2 fused sequences, "
+              "3 whole networks).")
+        levelled = cands[cands["level"].notna()].assign(level=lambda d: d["level"].astype(int))
+        by_level = rates_table(pd.concat([levelled, ctx.attempts[ctx.attempts["is_baseline"]]]),
+                               by=("hw", "backend", "method", "level", "category"), totals=False)
+        by_level = by_level[by_level["level"].notna()]
+        doc.table(["hw", "method", "level", "category", "tasks", "correct", "fast_0 eager", "fast_1 eager",
+                   "fast_1 compile", "geomean vs eager", "note"],
+                  [[r["hw"], r["method"], int(r["level"]), r["category"], r["tasks"], _pct(r["correct"]),
+                    _pct(r["fast_0_eager"]), _pct(r["fast_1_eager"]), _pct(r["fast_1_compile"]),
+                    _f(r["geomean_vs_eager"]), _fast_p_note(r)] for _, r in by_level.iterrows()])
+    if ctx.plots_on:
         doc.img(plots.correctness_heatmap(attempts), "correctness-heatmap", "Correctness heatmap: category x hardware / backend / method")
         doc.img(plots.speedup_distributions(attempts), "speedup-distributions", "Speedup distributions per category (log scale)")
         doc.img(plots.fast_p_curves(attempts), "fast-p", "fast_p curves over eager and over torch.compile")
 
+
+# --- verdicts and framework share ----------------------------------------------------------------
+
+def _threshold(ctx: _Context, run_key: str, extras: list) -> float | None:
+    """The framework-share threshold a row was judged with: the row's own, else its run's
+    configuration (``framework_threshold``), else unknown."""
+    for e in extras:
+        if isinstance(e, dict) and isinstance(e.get("framework_threshold"), (int, float)):
+            return float(e["framework_threshold"])
+    run = next((r for r in ctx.results.runs if r.key == run_key), None)
+    value = run.config.get("framework_threshold") if run is not None else None
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def verdicts_section(doc: Document, ctx: _Context) -> None:
+    cands = ctx.candidates
+    doc.h2("Verdicts and framework share")
+    if cands.empty:
+        doc.p("No candidate results.")
+        return
+    present = [v for v in SEVERITY if v in set(cands["verdict"])]
+    doc.p("Attempts per verdict (each attempt's worst verdict over its shapes; `framework`: right answer, but the "
+          "device time went to framework or vendor kernels). Framework share: share of device time in framework/vendor "
+          "kernels per evaluated row, where measured: median, and share of those rows above the threshold their run "
+          "judged with.")
+    rows = ctx.rows
+    evaluated = rows[(rows["verdict"] != Verdict.SKIPPED) & ~rows["is_baseline"].astype(bool)]
+    table = []
+    for key, g in cands.groupby(["hw", "backend", "method", "category"], sort=True):
+        counts = g["verdict"].value_counts()
+        r = evaluated[(evaluated["hw"] == key[0]) & (evaluated["backend"] == key[1]) & (evaluated["method"] == key[2])
+                      & (evaluated["category"] == key[3])]
+        shares, above, judged = [], 0, 0
+        for run_key, extra in zip(r["run_key"], r["extra"]):
+            share = extra.get("framework_share") if isinstance(extra, dict) else None
+            if share is None:
+                continue
+            shares.append(float(share))
+            limit = _threshold(ctx, run_key, [extra])
+            if limit is not None:
+                judged += 1
+                above += share > limit
+        warnings = sum(len(w) for w in _extra_values(r, "static_warnings"))
+        table.append([*key, len(g), *[int(counts.get(v, 0)) for v in present],
+                      _pct(float(np.median(shares))) if shares else "-", _pct(above / judged) if judged else "-",
+                      warnings or ""])
+    doc.table(["hw", "backend", "method", "category", "tasks", *[str(v) for v in present], "framework share (median)",
+               "rows above threshold", "static warnings"], table)
+    if not evaluated["extra"].map(lambda e: isinstance(e, dict) and e.get("framework_share") is not None).any():
+        doc.p("No framework share was measured in these runs (stores from before the measurement, or no profiler).")
+
+
+# --- recorded scores of imported candidates ------------------------------------------------------
+
+def recorded_section(doc: Document, ctx: _Context) -> None:
+    cands = ctx.candidates
+    if cands.empty or not cands["recorded"].map(bool).any():
+        return
+    doc.h2("Recorded scores of imported candidates")
+    doc.p("Speedups the candidates' source recorded (e.g. CUDA-L1's score_default, over PyTorch eager on the GPU the "
+          "kernels were optimized for) next to mkbench's on this hardware. Ratio = mkbench / recorded.")
+    table, ratios = [], []
+    for _, a in cands[cands["recorded"].map(bool)].sort_values(["hw", "method", "level", "task"], na_position="last").iterrows():
+        rec = a["recorded"]
+        score = _number(rec.get("score_default", rec.get("score", rec.get("speedup"))))
+        ours = _number(a["speedup_eager"]) if a["timing"] == "timed" else None
+        ratio = ours / score if ours and score else None
+        if ratio:
+            ratios.append(ratio)
+        measured = _f(ours) if a["timing"] in ("timed", "untimed") else a["timing"]  # interpreted / compiled say why
+        table.append([a["hw"], a["method"], a.get("gpu_set") or "-", _f(_number(a["level"]), ".0f"), a["category"],
+                      a["task"], a["verdict"], _f(score), _f(_number(rec.get("score_torch_compile_default"))), measured,
+                      _f(_number(a["speedup_compile"])) if ours else "-", _f(ratio)])
+    if ratios:
+        doc.p(f"{len(ratios)} candidate(s) with both: geometric-mean ratio {geomean(ratios):.2f}; median "
+              f"{float(np.median(ratios)):.2f}.")
+    doc.table(["hw", "method", "optimized for", "level", "category", "task", "verdict", "recorded vs eager",
+               "recorded vs compile", "mkbench vs eager", "mkbench vs compile", "ratio"], table)
+
+
+# --- difficulty, hardware, backends ------------------------------------------------------------
+
+def difficulty_section(doc: Document, ctx: _Context) -> None:
+    cands = ctx.candidates
     doc.h2("Category-aware difficulty")
-    with_baselines = glm_baselines if glm_baselines is not None else cands["method"].nunique() < 2
-    d = difficulty_analysis(attempts, include_baselines=with_baselines)
+    with_baselines = ctx.glm_baselines if ctx.glm_baselines is not None else cands["method"].nunique() < 2
+    d = difficulty_analysis(ctx.attempts, include_baselines=with_baselines)
     doc.p(f"Binomial GLM of per-task correctness over {d.n} attempts"
           + (" (the eager and torch.compile baselines included as methods, since fewer than two candidate methods are present)"
              if with_baselines else " (candidates only)")
@@ -133,10 +356,15 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
     doc.table(["category", "tasks", "share no attempt solves", "mean difficulty"],
               [[r.category, r.tasks, _pct(r.unsolved), _f(r.mean_difficulty)] for r in d.categories.itertuples()])
     doc.h3("Hardest tasks")
-    doc.p("Difficulty index = share of attempts (methods x backends x hardware) that are not correct.")
+    doc.p(f"Difficulty index = share of attempts (methods x backends x hardware) that are not correct; the "
+          f"{HARDEST_SHOWN} hardest.")
     doc.table(["task", "category", "attempts", "solved", "difficulty"],
-              [[r.task, r.category, r.attempts, int(r.solved), _f(r.difficulty)] for r in d.tasks.head(20).itertuples()])
+              [[r.task, r.category, r.attempts, int(r.solved), _f(r.difficulty)]
+               for r in d.tasks.head(HARDEST_SHOWN).itertuples()])
 
+
+def hardware_section(doc: Document, ctx: _Context) -> None:
+    attempts = ctx.attempts
     doc.h2("Cross-hardware speedup variance")
     spreads, mismatched = cross_hardware(attempts)
     if spreads.empty:
@@ -152,12 +380,14 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
     if not mismatched.empty:
         doc.p(f"Not comparable ({len(mismatched)}):")
         doc.table(["task", "backend", "method", "profiles", "why"], mismatched.values.tolist())
-    if plots_on:
+    if ctx.plots_on:
         doc.img(plots.cross_hardware_scatter(attempts, paired_speedups), "cross-hardware",
                 "Cross-hardware scatter of speedups vs eager (log-log, y = x dashed)")
 
+
+def backends_section(doc: Document, ctx: _Context) -> None:
     doc.h2("Cross-backend portability")
-    port = cross_backend(attempts)
+    port = cross_backend(ctx.attempts)
     if port.empty or port["backends"].max() < 2:
         doc.p("Only one kernel backend is present per profile in these runs: nothing to compare across backends yet.")
     else:
@@ -168,17 +398,17 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
                   [[r["hw"], r["category"], r["task"], *[r.get(c) if isinstance(r.get(c), str) else "-" for c in cols],
                     ("yes" + (f" ({r['compile_only']} compile-only)" if r["compile_only"] else "")) if r["portable"] else "no"]
                    for _, r in port.iterrows()])
-    side_checks_section(doc, results)
-    if plots_on:
-        doc.img(plots.roofline_chart(attempts, profiles), "roofline", "Roofline: achieved TFLOP/s of correct kernels (large shapes)")
-    return doc
+    _side_checks(doc, ctx.rows)
+    if ctx.plots_on:
+        doc.img(plots.roofline_chart(ctx.attempts, ctx.profiles), "roofline",
+                "Roofline: achieved TFLOP/s of correct kernels (large shapes)")
 
 
-def side_checks_section(doc: Document, results: ResultSet) -> None:
+def _side_checks(doc: Document, rows: pd.DataFrame) -> None:
     """Compile verdicts recorded apart from the gating one (e.g. HIP built for AMD targets on a
     machine without an AMD GPU): per backend and check, how many tasks passed."""
     seen: dict[tuple[str, str, str], dict[str, tuple[bool, str]]] = {}
-    for r in results.rows.itertuples(index=False):
+    for r in rows.itertuples(index=False):
         checks = (r.extra or {}).get("compile_checks") if isinstance(r.extra, dict) else None
         for name, v in (checks or {}).items():
             seen.setdefault((r.hw, r.backend, name), {})[r.task] = (bool(v.get("ok")), v.get("message") or "")
@@ -187,9 +417,61 @@ def side_checks_section(doc: Document, results: ResultSet) -> None:
     doc.h3("Side compile checks")
     doc.p("Compile verdicts stored apart from the one that gates a run: what can be checked of a target without its "
           "hardware (for HIP: Debian's hipcc building each candidate for AMD GPUs).")
-    rows = []
+    table = []
     for (hw, backend, name), per_task in sorted(seen.items()):
         failed = sorted(t for t, (ok, _) in per_task.items() if not ok)
         first = next((msg for t, (ok, msg) in sorted(per_task.items()) if not ok), "")
-        rows.append([hw, backend, name, f"{len(per_task) - len(failed)}/{len(per_task)}", first[:100]])
-    doc.table(["hw", "backend", "check", "tasks passing", "first failure"], rows)
+        table.append([hw, backend, name, f"{len(per_task) - len(failed)}/{len(per_task)}", first[:100]])
+    doc.table(["hw", "backend", "check", "tasks passing", "first failure"], table)
+
+
+# --- detail ------------------------------------------------------------------------------------
+
+def _gbs(r: pd.Series) -> float | None:
+    if not r["time_median_us"] or pd.isna(r["time_median_us"]) or r["interpreted"] or not r["bytes"]:
+        return None
+    return r["bytes"] / (r["time_median_us"] * 1e-6) / 1e9
+
+
+def detail_section(doc: Document, ctx: _Context) -> None:
+    rows = ctx.rows
+    doc.h2("Detail")
+    doc.p("Every evaluated (task, shape, dtype) of every run. Times in microseconds (median and IQR over `n` calls, L2 "
+          "flushed before each call on GPUs); speedups as stored by the run.")
+    if rows.empty:
+        return
+    shown = rows[rows["verdict"] != Verdict.SKIPPED].sort_values(["run_key", "category", "task", "method", "shape", "dtype"])
+    doc.table(["run", "task", "method", "shape", "dtype", "verdict", "median us", "IQR us", "n", "interpreted", "vs eager",
+               "vs compile", "GB/s"],
+              [[r["run_key"], r["task"], r["method"], r["shape"], r["dtype"], r["verdict"], _f(r["time_median_us"]),
+                _f(r["time_iqr_us"]), r["time_n"] if pd.notna(r["time_n"]) else "-", "yes" if r["interpreted"] else "",
+                _f(r["speedup_eager"]), _f(r["speedup_compile"]), _f(_gbs(r), ".0f")] for _, r in shown.iterrows()])
+
+
+BUILDERS: dict[str, Callable[[Document, _Context], None]] = {
+    "environment": environment_section, "summary": summary_section, "rates": rates_section,
+    "verdicts": verdicts_section, "recorded": recorded_section, "difficulty": difficulty_section,
+    "hardware": hardware_section, "backends": backends_section, "detail": detail_section,
+}
+
+
+def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title: str = "mkbench report",
+                 roles: tuple[str, ...] = ("large",), sections: tuple[str, ...] = MAIN_SECTIONS,
+                 glm_baselines: bool | None = None, plots_on: bool = True) -> Document:
+    """The report over ``results`` with the named ``sections`` (in :data:`SECTIONS` order)."""
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        raise ValueError(f"unknown report section(s) {', '.join(unknown)} (known: {', '.join(SECTIONS)})")
+    doc = Document(title)
+    ctx = _Context(results, profiles, roles, glm_baselines, plots_on)
+    for name in SECTIONS:
+        if name not in sections:
+            continue
+        if name != "environment" and ctx.attempts.empty:
+            doc.p("No results to analyse.")
+            break
+        BUILDERS[name](doc, ctx)
+    return doc
+
+
+__all__ = ["MAIN_SECTIONS", "SECTIONS", "build_report"]

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from ..store import SCHEMA_VERSION, Store
 from ..verdicts import Verdict
 
 DEFAULT_STORE = "mkbench.sqlite"
@@ -89,15 +87,3 @@ def _print_by_category(cands: list[dict[str, Any]]) -> None:
     missing = [s["task"] for s in cands if s["verdict"] == Verdict.MISSING]
     if missing:
         print(f"\nmissing ({len(missing)}): {', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}")
-
-
-def export_json(store: Store, run_ids: list[int], path: Path) -> None:
-    runs = []
-    for rid in run_ids:
-        run = store.run(rid)
-        runs.append({"id": run.id, "started": run.started, "finished": run.finished, "status": run.status,
-                     "hw": run.hw, "backend": run.backend, "method": run.method, "config": run.config,
-                     "seed": run.seed, "environment": run.env, "machine": run.machine})
-    doc = {"schema_version": SCHEMA_VERSION, "runs": runs, "results": store.results(run_ids)}
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(doc, indent=1, sort_keys=True, default=str))

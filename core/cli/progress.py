@@ -31,10 +31,16 @@ class PlainProgress(Progress):
         left = (self.total - self.done) / per_s if per_s > 0 else 0.0
         return f"{per_s:.2f} units/s, about {left / 60:.0f} min left"
 
+    EVERY_S = 10.0  # plain lines: a log, not a screen; one line every ten seconds at most
+
     def unit_done(self, unit, rows) -> None:
         self.done += 1
         verdict = worst(r["verdict"] for r in rows) or "skipped"
-        print(f"[{self.done}/{self.total}] {unit.task.qualified_name} [{unit.method}] {verdict} ({self.rate()})", flush=True)
+        rate = self.rate()
+        now = time.monotonic()
+        if self.done == self.total or now - getattr(self, "_last", 0.0) >= self.EVERY_S:
+            self._last = now
+            print(f"[{self.done}/{self.total}] {unit.task.qualified_name} [{unit.method}] {verdict} ({rate})", flush=True)
 
 
 class LiveProgress(PlainProgress):

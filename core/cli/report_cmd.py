@@ -1,5 +1,6 @@
 """`mkbench report`: the comparative report (Markdown, self-contained HTML, or JSON) over one or
-more results stores, followed in Markdown by each run's own summary and detail."""
+more results stores. One builder (mkbench.analysis.report) makes every section; the per-shape
+detail is long, so with -o it goes to a file of its own beside the report (`<name>-detail.md`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import os
 from pathlib import Path
 
 from ..errors import BadInput
-from ..report import markdown_report
+from ..exporter import write_json
 from ..store import Store
-from .common import DEFAULT_STORE, export_json
+from .common import DEFAULT_STORE
 
 
 def add_parser(sub) -> None:
@@ -18,7 +19,12 @@ def add_parser(sub) -> None:
     add_selection_args(p)
     p.add_argument("--format", choices=["md", "html", "json"], default="md")
     p.add_argument("--title", default="mkbench report")
-    p.add_argument("--no-run-detail", action="store_true", help="Markdown: leave out each run's per-shape tables")
+    p.add_argument("--detail", choices=["separate", "inline", "none"], default="separate",
+                   help="Markdown: the per-shape table of every run in <output stem>-detail.md beside the report "
+                        "(separate, the default; none when writing to standard output), in the report (inline), or "
+                        "nowhere (none)")
+    p.add_argument("--no-run-detail", action="store_const", const="none", dest="detail",
+                   help="the same as --detail none")
     p.add_argument("-o", "--output", type=Path, help="write here instead of standard output (needed for html and json; "
                                                         "Markdown plots are written beside it)")
 
@@ -80,28 +86,29 @@ def run(args) -> int:
             run_ids = runs_of(args, 0) or [r.id for r in store.runs()]
             if not run_ids:
                 raise BadInput(f"{stores[0]} holds no runs")
-            export_json(store, run_ids, args.output)
+            write_json(store, run_ids, args.output)
         finally:
             store.close()
         return 0
-    from ..analysis.report import build_report
+    from ..analysis.report import MAIN_SECTIONS, build_report
     results, profiles = load(args)
-    doc = build_report(results, profiles, title=args.title, roles=tuple(args.roles or ("large",)))
+    roles = tuple(args.roles or ("large",))
+    inline = args.format == "html" or args.detail == "inline"
+    doc = build_report(results, profiles, title=args.title, roles=roles,
+                       sections=MAIN_SECTIONS + (("detail",) if inline else ()))
     if args.format == "html":
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(doc.html())
         return 0
     plots_dir = args.output.parent / f"{args.output.stem}-plots" if args.output else None
     text = doc.markdown(plots_dir, link_prefix=f"{plots_dir.name}/" if plots_dir else "")
-    if not args.no_run_detail:
-        text += "\n\n# Runs in detail\n\n"
-        for position, path in enumerate(stores):
-            store = Store(path)
-            try:
-                ids = runs_of(args, position) or [r.id for r in store.runs()]
-                text += markdown_report(store, ids).replace("# mkbench report\n", f"Store `{path}`\n", 1)
-            finally:
-                store.close()
+    if args.detail == "separate" and args.output:
+        detail_path = args.output.with_name(f"{args.output.stem}-detail.md")
+        detail = build_report(results, profiles, title=f"{args.title}: per-shape detail", roles=roles,
+                              sections=("detail",), plots_on=False)
+        detail_path.parent.mkdir(parents=True, exist_ok=True)
+        detail_path.write_text(detail.markdown())
+        text += f"\nPer-shape detail of every run: [{detail_path.name}]({detail_path.name}).\n"
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(text)

@@ -16,7 +16,8 @@ from ..summary import summarize_run
 from ..task import DTYPES
 from ..timing import TimingSettings
 from . import args as check
-from .common import DEFAULT_STORE, add_tasks_dir_option, export_json, print_summary, use_tasks_dirs
+from ..exporter import write_json
+from .common import DEFAULT_STORE, add_tasks_dir_option, print_summary, use_tasks_dirs
 from .progress import make_progress
 
 
@@ -32,6 +33,9 @@ def add_parser(sub) -> None:
                    help="only shapes of this role (repeatable; default: all)")
     p.add_argument("--dtype", action="append", default=[], dest="dtypes", choices=sorted(DTYPES),
                    help="only this dtype (repeatable; default: every dtype of each task)")
+    p.add_argument("--time-role", action="append", default=[], dest="time_roles", choices=["small", "awkward", "large", "standard"],
+                   help="time only shapes of this role (repeatable; default: every checked shape); the others are "
+                        "checked for correctness and recorded 'not_timed'")
     p.add_argument("--seeds", type=check.count(1, 1000), default=2, help="input seeds per shape and dtype for correctness (default 2)")
     p.add_argument("--seed", type=check.seed, help="base seed (default: a fresh secret seed, recorded with the run)")
     p.add_argument("--baselines", type=check.baselines, help="comma-separated baselines to time, or 'none' (default: the profile's list)")
@@ -55,7 +59,7 @@ def add_parser(sub) -> None:
     p.add_argument("--framework-threshold", type=check.fraction, default=DEFAULT_FRAMEWORK_THRESHOLD,
                    help=f"share of the work allowed in framework kernels under forbid (default {DEFAULT_FRAMEWORK_THRESHOLD})")
     p.add_argument("--workers", type=check.count(1, 1024), help="processes preparing candidates on the CPU (default: the cores)")
-    p.add_argument("--lanes", type=check.count(1, 64), help="correctness lanes per device (default: 4 per GPU, the cores on a CPU)")
+    p.add_argument("--lanes", type=check.count(1, 64), help="correctness lanes per device (default: half the CPU cores per GPU, 2 to 8; the cores on a CPU)")
     p.add_argument("--worker-memory-mb", type=check.count(64, 1 << 24), metavar="MIB",
                    help="cap each candidate worker's private writable memory (RLIMIT_DATA, MiB): a candidate's host "
                         "allocations beyond it fail in the candidate (an 'error' verdict) instead of exhausting the "
@@ -87,7 +91,7 @@ def run(args) -> int:
         backend=args.backend, hw=args.hw, solutions=args.solutions, method=args.method,
         # split and sorted, so that '--task a,b' and '--task b --task a' are one run configuration (and resume)
         tasks=sorted({n for item in args.tasks for n in item}), categories=sorted({n for item in args.categories for n in item}),
-        shape_roles=args.shape_roles, dtypes=sorted(set(args.dtypes)), seeds=args.seeds, seed=args.seed, baselines=args.baselines,
+        shape_roles=args.shape_roles, dtypes=sorted(set(args.dtypes)), time_roles=sorted(set(args.time_roles)), seeds=args.seeds, seed=args.seed, baselines=args.baselines,
         timing=TimingSettings(budget_ms=args.time_budget_ms, mode=args.timer, run_ahead=not args.no_run_ahead),
         limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
         resume=args.resume, timed=not args.no_timing,
@@ -108,7 +112,7 @@ def run(args) -> int:
         print(f"\nrun {run_id} on {hw.display_name} (profile {hw.name}); results in {args.store}")
         print_summary(summarize_run(store, run_id))
         if args.json:
-            export_json(store, [run_id], args.json)
+            write_json(store, [run_id], args.json)
             print(f"JSON written to {args.json}")
         if result["invalid"]:
             for unit in result["invalid"][:10]:

@@ -19,6 +19,7 @@ ends its own unit only; the lane kills it (and anything it started) and goes on.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ class EvalSettings:
     timed: bool = True
     limits: Limits = field(default_factory=Limits)
     trace_calls: int = 3
+    time_roles: tuple[str, ...] = ()  # shape roles to time; empty: every role
     worker_memory_mb: int | None = None  # the candidate worker's RLIMIT_DATA (None: no cap)
 
 
@@ -60,7 +62,8 @@ def combo_key(shape: str, dtype: str) -> str:
 
 
 def new_observation() -> dict[str, Any]:
-    return {"compile": None, "combos": {}, "abnormal": None, "log_tail": "", "lane": None}
+    # "seconds": wall time per stage of the unit (start, compile, correctness, timing_wait, timing)
+    return {"compile": None, "combos": {}, "abnormal": None, "log_tail": "", "lane": None, "seconds": {}}
 
 
 class _Abnormal(Exception):
@@ -74,6 +77,7 @@ class Lane:
         self.device, self.index, self.env, self.modules = device, index, dict(env), modules
         self._judge: Child | None = None
         self.current: Child | None = None  # the worker of the unit in flight
+        self.clock: dict[str, float] = {}
         self.closing = False  # the run is being stopped: start nothing new
         self.state = "idle"
 
@@ -101,19 +105,22 @@ class Lane:
             log_path.parent.mkdir(parents=True, exist_ok=True)
         w = self.current = Child(worker_mod.entry, (dict(self.env, **env), str(log_path) if log_path else None,
                                                     settings.worker_memory_mb), self.modules)
-        state = {"stage": "start", "combo": None}
+        state = {"stage": "start", "combo": None, "t": time.monotonic(), "seconds": obs["seconds"]}
+        self.clock = obs["steps"] = {}  # seconds per kind of step, summed over the unit
         try:
             self._expect(w.request({"op": "setup", "job": _job(unit)}, settings.limits.start), "ready")
-            state["stage"] = "compile"
+            _stage(state, "compile")
             self.state = f"compile {unit.task.name}"
             reply = self._expect(w.request({"op": "compile"}, settings.limits.compile), "compiled")
             obs["compile"] = {"ok": reply["ok"], "message": reply["message"], "checks": reply["checks"]}
             if not reply["ok"] or unit.compile_only:
                 return obs
-            state["stage"] = "correctness"
+            _stage(state, "correctness")
             passed = self._correctness(unit, settings, w, obs, state)
+            if settings.time_roles:
+                passed = [(sh, dt) for sh, dt in passed if unit.task.shape(sh).role in settings.time_roles]
             if settings.timed and passed:
-                state["stage"] = "timing"
+                _stage(state, "timing")
                 self._timing(unit, settings, w, obs, passed, state)
         except Timeout:
             obs["abnormal"] = {"kind": "timeout", "stage": state["stage"], "combo": state["combo"],
@@ -127,6 +134,7 @@ class Lane:
             obs["abnormal"] = {"kind": "error", "stage": state["stage"], "combo": state["combo"],
                                "message": f"worker error: {type(exc).__name__}: {exc}"}
         finally:
+            _stage(state, "done")
             w.stop(grace=2)
             self.current = None
             self.state = "idle"
@@ -155,7 +163,9 @@ class Lane:
             status, message, errs = "correct", "", (0.0, 0.0)
             for k in range(settings.seeds):
                 seed = seed_for(settings.run_seed, unit.task.name, shape, dtype, k)
+                t = time.monotonic()
                 with self.device.shared():
+                    self.clock["wait_shared"] = round(self.clock.get("wait_shared", 0.0) + time.monotonic() - t, 3)
                     ran = self._run(w, {"op": "run", "shape": shape, "dtype": dtype, "seed": seed, "trace": k == 0},
                                     settings.limits.correctness)
                     if ran.get("kind") == "failed":
@@ -204,7 +214,10 @@ class Lane:
         return {"checked": True, "still_correct": bool(verdict["ok"]), "launches": ran.get("launches")}
 
     def _run(self, w: Child, cmd: dict, timeout: float) -> dict:
+        t = time.monotonic()
         reply = w.request(cmd, timeout)
+        key = "run_traced" if cmd.get("trace") else "run_suppressed" if cmd.get("suppress") else "run"
+        self.clock[key] = round(self.clock.get(key, 0.0) + time.monotonic() - t, 3)
         if not isinstance(reply, dict) or reply.get("kind") not in ("ran", "failed"):
             raise _Abnormal("error", f"worker error: unexpected answer {str(reply)[:80]}")
         return reply
@@ -223,6 +236,7 @@ class Lane:
     def _ask_judge(self, request: dict, w: Child, settings: EvalSettings) -> dict:
         j = self.judge()
         made: list[str] = []
+        t = time.monotonic()
         try:
             j.send(request)
             while True:
@@ -249,39 +263,51 @@ class Lane:
             raise
         finally:
             transfer.unlink(made)
+            self.clock["judge"] = round(self.clock.get("judge", 0.0) + time.monotonic() - t, 3)
 
     # --- timing ---------------------------------------------------------------------------
     def _timing(self, unit, settings: EvalSettings, w: Child, obs: dict, passed: list, state: dict) -> None:
+        """Only the timed calls hold the device exclusively; the judgements around them are
+        correctness work and share it with the other lanes."""
         s = settings.timing
         for shape, dtype in passed:
             state["combo"] = [shape, dtype]
             self.state = f"time {unit.task.name} {shape}/{dtype}"
             c = obs["combos"][combo_key(shape, dtype)]
             pool = [seed_for(settings.run_seed, "timing", unit.task.name, shape, dtype, k) for k in range(s.pool_size)]
-            with self.device.exclusive():
+            trusted = unit.backend.is_baseline  # the task's own reference code: nothing to catch, just time it
+            if not trusted:
                 # Each timing input judged once before any timed call, on a fresh copy made from its
                 # seed: an input answered wrongly here is an incorrect answer, not evidence of cheating.
-                wrong = None
-                for k, seed in enumerate(pool):
-                    ran = self._run(w, {"op": "run", "shape": shape, "dtype": dtype, "seed": seed}, settings.limits.timing)
-                    if ran.get("kind") == "failed":
-                        c["timing_error"] = self._failed_status(ran, c)[1]
-                        break
-                    verdict = self._judge_ran(unit, shape, dtype, seed, ran, w, settings)
-                    if not verdict["ok"]:
-                        wrong = f"on a timing input, before timing: timing input {k}: {verdict['message']}"
-                        break
-                if wrong or c.get("timing_error"):
-                    c["before"] = wrong
+                with self.device.shared():
+                    for k, seed in enumerate(pool):
+                        ran = self._run(w, {"op": "run", "shape": shape, "dtype": dtype, "seed": seed}, settings.limits.timing)
+                        if ran.get("kind") == "failed":
+                            c["timing_error"] = self._failed_status(ran, c)[1]
+                            break
+                        verdict = self._judge_ran(unit, shape, dtype, seed, ran, w, settings)
+                        if not verdict["ok"]:
+                            c["before"] = f"on a timing input, before timing: timing input {k}: {verdict['message']}"
+                            break
+                if c.get("before") or c.get("timing_error"):
                     continue
+            waited = time.monotonic()
+            with self.device.exclusive():
+                self.clock["wait_exclusive"] = round(self.clock.get("wait_exclusive", 0.0) + time.monotonic() - waited, 3)
+                t = time.monotonic()
                 timed = w.request({"op": "time", "shape": shape, "dtype": dtype, "seeds": pool, "settings": s,
-                                   "trace_calls": settings.trace_calls}, settings.limits.timing)
-                if timed.get("kind") == "failed":
-                    c["timing_error"] = self._failed_status(timed, c)[1]
-                    continue
-                if timed.get("kind") != "timed":
-                    raise _Abnormal("error", "worker error: unexpected answer to a timing step")
-                c.update(timing=timed["timing"], timing_trace=timed.get("trace"), timing_tamper=timed.get("tamper"))
+                                   "trace_calls": 0 if trusted else settings.trace_calls, "answers": not trusted},
+                                  settings.limits.timing)
+                self.clock["time_step"] = round(self.clock.get("time_step", 0.0) + time.monotonic() - t, 3)
+            if timed.get("kind") == "failed":
+                c["timing_error"] = self._failed_status(timed, c)[1]
+                continue
+            if timed.get("kind") != "timed":
+                raise _Abnormal("error", "worker error: unexpected answer to a timing step")
+            c.update(timing=timed["timing"], timing_trace=timed.get("trace"), timing_tamper=timed.get("tamper"))
+            if trusted:
+                continue
+            with self.device.shared():
                 for k, (seed, answer) in enumerate(zip(pool, timed["answers"])):
                     verdict = self._judge_ran(unit, shape, dtype, seed, answer, w, settings)
                     if not verdict["ok"]:
@@ -301,6 +327,14 @@ class Lane:
                     if not verdict["ok"]:
                         c["fresh"] = f"after timing, a fresh seed fails: {verdict['message']}"
         state["combo"] = None
+
+
+def _stage(state: dict, stage: str) -> None:
+    """Move to ``stage``, adding the time spent in the one before to ``state["seconds"]``."""
+    now = time.monotonic()
+    previous = state["stage"]
+    state["seconds"][previous] = round(state["seconds"].get(previous, 0.0) + now - state["t"], 3)
+    state["stage"], state["t"] = stage, now
 
 
 def _job(unit) -> dict:

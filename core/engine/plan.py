@@ -73,9 +73,19 @@ class Planner:
             candidate = self._candidate_unit(task, backend, hw, combos, skipped)
             candidate.compile_only = compile_only
             if not candidate.missing and not compile_only:  # baselines only matter next to a timed candidate
-                units += [Unit(task, b, hw, b.name, None, combos, skipped) for b in baselines]
+                units += [self._baseline_unit(task, b, hw, combos, skipped) for b in baselines]
             units.append(candidate)
         return units
+
+    def _baseline_unit(self, task: Task, baseline: Backend, hw: HardwareProfile, combos, skipped) -> Unit:
+        """A baseline is there to be timed: with --time-role it runs only on the shapes that are
+        timed (building torch.compile for shapes nobody times is most of a corpus run's compile time)."""
+        roles = getattr(self.opt, "time_roles", None)
+        if not roles:
+            return Unit(task, baseline, hw, baseline.name, None, combos, skipped)
+        keep = [(s, d) for s, d in combos if task.shape(s).role in roles]
+        dropped = [(s, d, f"baseline timed only on --time-role {','.join(roles)} shapes") for s, d in combos if (s, d) not in keep]
+        return Unit(task, baseline, hw, baseline.name, None, keep, skipped + dropped)
 
     def _combos(self, task: Task, backend: Backend, hw: HardwareProfile, compile_only):
         combos, skipped = [], []

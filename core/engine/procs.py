@@ -26,13 +26,27 @@ _PRELOAD = ["torch", "triton", "triton.language"]
 _started = False
 
 
-def context(extra_modules: tuple[str, ...] = ()):
-    """The fork-server context; modules named before the server first starts are preloaded."""
+def context(extra_modules: tuple[str, ...] = (), env: dict[str, str] | None = None):
+    """The fork-server context. The first call starts the server: modules named then are preloaded,
+    with ``env`` applied while they import (Triton keeps what TRITON_INTERPRET said when it was
+    imported in places, so the server must import it with the device's value, not whatever the
+    orchestrator's caller had set)."""
     global _started
     ctx = multiprocessing.get_context("forkserver")
     if not _started:
         mods = [m for m in dict.fromkeys(_PRELOAD + list(extra_modules)) if importlib.util.find_spec(m.split(".")[0])]
         ctx.set_forkserver_preload(mods)
+        saved = {k: os.environ.get(k) for k in (env or {})}
+        os.environ.update(env or {})
+        try:
+            from multiprocessing import forkserver
+            forkserver.ensure_running()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         _started = True
     return ctx
 
@@ -62,8 +76,8 @@ class Child:
     """One guarded child process and its pipe. ``trusted`` children (judges) are read with the same
     plain-data unpickler as untrusted ones: the protocol never needs more."""
 
-    def __init__(self, target, args: tuple, modules: tuple[str, ...] = ()):
-        ctx = context(modules)
+    def __init__(self, target, args: tuple, modules: tuple[str, ...] = (), ctx=None):
+        ctx = ctx or context(modules)
         self.conn, theirs = ctx.Pipe(duplex=True)
         self.proc = ctx.Process(target=target, args=(theirs, *args))
         self.proc.start()

@@ -41,7 +41,7 @@ def _skeleton(unit: Unit) -> tuple[dict[tuple[str, str], dict], list[dict]]:
         if unit.warnings:
             extra["static_warnings"] = list(unit.warnings)
         if unit.metadata:
-            extra["candidate_metadata"] = unit.metadata
+            extra["import"] = unit.metadata
         rows[(shape_name, dtype_name)] = dict(
             base, shape=shape_name, shape_role=shape.role, dtype=dtype_name, verdict=Verdict.NOT_RUN,
             compile_status="not_run", correct_status="not_run", perf_status="not_run", error=None,
@@ -59,7 +59,8 @@ def skipped_rows(unit: Unit) -> list[dict[str, Any]]:
     return _skeleton(unit)[1]
 
 
-def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool = True) -> list[dict[str, Any]]:
+def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool = True,
+             time_roles: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     rows, skipped = _skeleton(unit)
 
     def all_rows(**values):
@@ -84,10 +85,12 @@ def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool
         if unit.compile_only:
             return all_rows(verdict=Verdict.COMPILED, error=f"compile only: {unit.compile_only}")
     own = set(unit.own_names) if unit.own_names is not None else None
+    for r in rows.values():
+        r["extra"]["unit_seconds"] = dict(obs.get("seconds") or {}, steps=obs.get("steps"))
     for (shape, dtype), r in rows.items():
         c = obs["combos"].get(combo_key(shape, dtype))
         if c and c.get("correct"):
-            _fill(unit, r, c, own, policy, timed)
+            _fill(unit, r, c, own, policy, timed and (not time_roles or r["shape_role"] in time_roles))
     abnormal = obs.get("abnormal")
     if abnormal:
         _mark_abnormal(rows, abnormal, obs.get("log_tail", ""))
@@ -124,7 +127,8 @@ def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> Non
     if unit.backend.is_baseline:
         r.update(verdict=Verdict(status), error=message or None)
         return
-    findings = [analyze(c.get("trace"), own), analyze(c.get("timing_trace"), own)]
+    stream_timed = unit.backend.stream_timed
+    findings = [analyze(c.get("trace"), own, stream_timed), analyze(c.get("timing_trace"), own, stream_timed)]
     floor = roofline_floor_us(r, unit.hw) if unit.hw.device != "cpu" else None
     hack = hack_evidence(c, findings, timing, floor)
     framework, share = ([], None)
@@ -137,7 +141,8 @@ def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> Non
     if verdict == Verdict.HACK and r["perf_status"] in ("timed", "interpreted", "pending"):
         r["perf_status"] = "hack"
     f = next((x for x in reversed(findings) if x is not None), None)
-    r["extra"].update(own_launches=c.get("launches"), framework_policy=policy.framework_ops)
+    r["extra"].update(own_launches=c.get("launches"), framework_policy=policy.framework_ops,
+                      framework_threshold=policy.framework_threshold)
     if f is not None:
         r["extra"].update(f.as_extra())
     r["extra"]["framework_share"] = share

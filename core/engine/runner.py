@@ -41,6 +41,7 @@ class RunOptions:
     categories: list[str] = field(default_factory=list)
     shape_roles: list[str] = field(default_factory=list)  # empty: every role
     dtypes: list[str] = field(default_factory=list)       # empty: every dtype of each task
+    time_roles: list[str] = field(default_factory=list)   # shape roles to time; empty: every role
     seeds: int = 2
     seed: int | None = None
     baselines: list[str] | None = None  # None: the hardware profile's default
@@ -69,7 +70,8 @@ class RunOptions:
                 "tasks": sorted(self.tasks), "categories": sorted(self.categories), "seeds": self.seeds,
                 "shape_roles": sorted(self.shape_roles), **({"dtypes": sorted(self.dtypes)} if self.dtypes else {}),
                 "baselines": self.baselines,
-                "timing": asdict(self.timing) if self.timed else None, "policy": asdict(self.policy)}
+                "timing": asdict(self.timing) if self.timed else None, "policy": asdict(self.policy),
+                **({"time_roles": sorted(self.time_roles)} if self.time_roles else {})}
 
 
 class Progress:
@@ -85,8 +87,12 @@ class Progress:
 def probe_device(limits: Limits, op: str = "probe", hw: HardwareProfile | None = None, env: dict | None = None) -> dict[str, Any]:
     """Device facts (or launch overheads), gathered in a worker: the orchestrator never creates a
     CUDA context."""
+    import multiprocessing
+
     from .. import worker
-    child = procs.Child(worker.entry, (env or {}, None))
+    # spawned, not forked from the fork server: the server is started only once the device (and so
+    # the environment its imports need) is known
+    child = procs.Child(worker.entry, (env or {}, None), ctx=multiprocessing.get_context("spawn"))
     try:
         reply = child.request({"op": op, "hw": hw}, limits.start)
     except (procs.Timeout, procs.Died, wire.WireError) as exc:
@@ -129,9 +135,9 @@ class Runner:
         opt = self.opt
         backend = self.reg.backend(opt.backend)
         modules = tuple(getattr(backend, "worker_modules", ()))
-        procs.context(modules)
         probe = probe_device(opt.limits)
         hw = resolve_profile(opt.hw, self.reg.hardware, probe)
+        procs.context(modules, {"TRITON_INTERPRET": "1" if hw.device == "cpu" else "0"})
         units = Planner(self.reg, opt).plan(hw)
         config = opt.config(hw.name)
         config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
@@ -162,7 +168,7 @@ class Runner:
                 if unit is None:
                     self.progress.tick(executor.lane_states())
                     continue
-                rows = rows_for(unit, obs, opt.policy, opt.timed)
+                rows = rows_for(unit, obs, opt.policy, opt.timed, tuple(opt.time_roles))
                 self._record(run_id, unit, rows, overhead)
                 if unit.backend.is_baseline and opt.baseline_cache and env_key:
                     self.store.cache_baseline(_task_digest(unit), env_key, env_doc, run_id, rows)
@@ -205,7 +211,8 @@ class Runner:
 
     def _settings(self, run) -> EvalSettings:
         return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
-                            limits=self.opt.limits, worker_memory_mb=self.opt.worker_memory_mb)
+                            limits=self.opt.limits, time_roles=tuple(self.opt.time_roles),
+                            worker_memory_mb=self.opt.worker_memory_mb)
 
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1
@@ -219,7 +226,8 @@ class Runner:
             bad = [i for i in indices if i >= count]
             if bad:
                 raise BadInput(f"--gpus {self.opt.gpus}: this machine has {count} GPU(s) (0..{count - 1})")
-        return [Device("cuda", i, self.opt.lanes or 4, {"TRITON_INTERPRET": "0"}, modules, probe.get("memory_bytes"))
+        lanes = self.opt.lanes or max(2, min(8, cores // 2))
+        return [Device("cuda", i, lanes, {"TRITON_INTERPRET": "0"}, modules, probe.get("memory_bytes"))
                 for i in indices]
 
     def _executor(self, hw: HardwareProfile, probe: dict, run, modules):

@@ -1,0 +1,105 @@
+"""Euclidean norm of each row without overflow or underflow: pass 1 finds the row's max |x| and its
+binary exponent e (frexpf), pass 2 sums squares of x * 2^-e (an exact scaling: every square is at
+most 1, so nothing overflows, and the largest are not lost to underflow), and the norm is
+2^e sqrt(sum). One block per row, float32 for every dtype; shuffle reductions within warps and
+across them; the second pass is served from L1/L2. An all-zero row gives exactly 0."""
+
+import numpy as np
+import torch
+
+from mkbench.backends.hip import load_module
+
+HIP_SOURCE = r"""
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+
+// bfloat16 travels as raw bits with explicit round-to-nearest-even (the same code on every HIP
+// version, hipcc or hiprtc, and on the HIP-on-CUDA mapping); float16 is HIP's __half.
+struct bf16 { unsigned short bits; };
+typedef __half f16;
+__device__ __forceinline__ float to_f32(float v) { return v; }
+__device__ __forceinline__ float to_f32(bf16 v) { return __uint_as_float(((unsigned)v.bits) << 16); }
+__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
+template <typename T> __device__ __forceinline__ T from_f32(float v);
+template <> __device__ __forceinline__ float from_f32<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_f32<__half>(float v) { return __float2half(v); }
+template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) {
+    unsigned u = __float_as_uint(v);
+    bf16 r;
+    r.bits = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)                 // NaN stays NaN
+                                             : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // nearest even
+    return r;
+}
+
+// Wavefront-size-agnostic: warpSize is 64 on AMD CDNA, 32 on RDNA and NVIDIA.
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = warpSize / 2; o > 0; o >>= 1) v += __shfl_xor(v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = warpSize / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor(v, o));
+    return v;
+}
+// Block-wide reductions; every thread gets the result. blockDim.x: a multiple of 64, at most
+// 1024; part[] has a slot per wavefront of the narrowest width (32).
+__device__ __forceinline__ float block_sum(float v) {
+    __shared__ float part[32];
+    v = warp_sum(v);
+    const int lane = threadIdx.x % warpSize, wave = threadIdx.x / warpSize;
+    if (lane == 0) part[wave] = v;
+    __syncthreads();
+    v = warp_sum(lane < (int)(blockDim.x / warpSize) ? part[lane] : 0.0f);
+    __syncthreads();  // part[] is reused by the next call
+    return v;
+}
+__device__ __forceinline__ float block_max(float v) {
+    __shared__ float part[32];
+    v = warp_max(v);
+    const int lane = threadIdx.x % warpSize, wave = threadIdx.x / warpSize;
+    if (lane == 0) part[wave] = v;
+    __syncthreads();
+    v = warp_max(lane < (int)(blockDim.x / warpSize) ? part[lane] : -3.402823466e38f);
+    __syncthreads();
+    return v;
+}
+
+template <typename T>
+__device__ __forceinline__ void l2_norm_rows(const T* __restrict__ x, T* __restrict__ out, long long R, int C) {
+    for (long long row = blockIdx.x; row < R; row += gridDim.x) {
+        const T* xr = x + row * C;
+        float amax = 0.0f;
+        for (int i = threadIdx.x; i < C; i += blockDim.x) amax = fmaxf(amax, fabsf(to_f32(xr[i])));
+        amax = block_max(amax);
+        int e;
+        frexpf(amax, &e);  // amax = f 2^e with f in [0.5, 1); e = 0 for an all-zero row
+        const float down = ldexpf(1.0f, -e);
+        float q = 0.0f;
+        for (int i = threadIdx.x; i < C; i += blockDim.x) { const float v = to_f32(xr[i]) * down; q = fmaf(v, v, q); }
+        q = block_sum(q);
+        if (threadIdx.x == 0) out[row] = from_f32<T>(ldexpf(sqrtf(q), e));
+    }
+}
+
+extern "C" __global__ void l2_norm_rows_f32(const float* x, float* out, long long R, int C) { l2_norm_rows(x, out, R, C); }
+extern "C" __global__ void l2_norm_rows_bf16(const bf16* x, bf16* out, long long R, int C) { l2_norm_rows(x, out, R, C); }
+"""
+
+_module = load_module(HIP_SOURCE)
+
+MAX_GRID = 2**31 - 1
+_kernels = {torch.float32: _module.get_function("l2_norm_rows_f32"), torch.bfloat16: _module.get_function("l2_norm_rows_bf16")}
+
+
+def _threads(cols):
+    return 512 if cols >= 4096 else 256
+
+
+
+def kernel_function(x):
+    x = x.contiguous()
+    C = x.shape[-1]
+    R = x.numel() // C if C else 0
+    out = torch.empty(x.shape[:-1], dtype=x.dtype, device=x.device)
+    if R and C:
+        _kernels[x.dtype]((min(R, MAX_GRID),), (_threads(C),), (x, out, np.int64(R), np.int32(C)))
+    return out

@@ -1,0 +1,96 @@
+"""C = A @ B^T with A [M, K] and B [N, K] row-major (the nn.Linear layout): both operands are read
+along K with unit stride. One 16x16 work-group per 128x128 tile of C, each work-item an 8x8
+register block (rows ty + 16 i, columns tx + 16 j); K is walked 16 at a time with both tiles
+staged transposed in local memory ([k][row], padded by 4 floats so the transposing stores spread
+over the banks), read from there 128 times each. Edges load zeros and skip the stores.
+Accumulation in float (float32 means IEEE float32)."""
+
+import numpy as np
+import pyopencl.array as cla
+
+OPENCL_SOURCE = r"""
+// Storage types: dt 0 = float, 1 = half (IEEE binary16 through vload_half / vstore_half, which need
+// no cl_khr_fp16), 2 = bfloat16 as raw ushort bits. Arithmetic is always float.
+inline float bf16_to_float(ushort h) { return as_float((uint)h << 16); }
+
+inline ushort float_to_bf16(float f) {
+    uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);  // NaN stays NaN
+    return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);                   // round to nearest even
+}
+
+inline float load_elem(__global const uchar *p, size_t i, int dt) {
+    if (dt == 0) return ((__global const float *)p)[i];
+    if (dt == 1) return vload_half(i, (__global const half *)p);
+    return bf16_to_float(((__global const ushort *)p)[i]);
+}
+
+inline void store_elem(__global uchar *p, size_t i, float v, int dt) {
+    if (dt == 0) ((__global float *)p)[i] = v;
+    else if (dt == 1) vstore_half_rte(v, i, (__global half *)p);
+    else ((__global ushort *)p)[i] = float_to_bf16(v);
+}
+#define BM 128
+#define BN 128
+#define BK 16
+#define T 16
+#define R 8     // rows and columns of C per work-item
+
+__kernel __attribute__((reqd_work_group_size(T, T, 1)))
+void matmul_nt_tiled(__global const uchar *A, __global const uchar *B, __global uchar *Cm,
+                     const int M, const int N, const int K, const int dt) {
+    __local float As[BK][BM + 4];
+    __local float Bs[BK][BN + 4];
+    const int tx = get_local_id(0), ty = get_local_id(1);
+    const int lid = ty * T + tx;
+    const int m0 = get_group_id(1) * BM, n0 = get_group_id(0) * BN;
+    float acc[R][R];
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < R; j++) acc[i][j] = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        // both operands: 16 neighbouring work-items read 16 neighbouring k of one row
+        for (int e = lid; e < BM * BK; e += T * T) {
+            const int r = e / BK, kk = e % BK;
+            const int gm = m0 + r, gk = k0 + kk;
+            As[kk][r] = (gm < M && gk < K) ? load_elem(A, (size_t)gm * K + gk, dt) : 0.0f;
+        }
+        for (int e = lid; e < BN * BK; e += T * T) {
+            const int c = e / BK, kk = e % BK;
+            const int gn = n0 + c, gk = k0 + kk;
+            Bs[kk][c] = (gn < N && gk < K) ? load_elem(B, (size_t)gn * K + gk, dt) : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int kk = 0; kk < BK; kk++) {
+            float a[R], b[R];
+            for (int i = 0; i < R; i++) a[i] = As[kk][ty + T * i];
+            for (int j = 0; j < R; j++) b[j] = Bs[kk][tx + T * j];
+            for (int i = 0; i < R; i++)
+                for (int j = 0; j < R; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int i = 0; i < R; i++) {
+        const int gm = m0 + ty + T * i;
+        if (gm >= M) continue;
+        for (int j = 0; j < R; j++) {
+            const int gn = n0 + tx + T * j;
+            if (gn < N) store_elem(Cm, (size_t)gm * N + gn, acc[i][j], dt);
+        }
+    }
+}
+"""
+
+BM = BN = 128
+T = 16
+DTYPE_CODE = {np.dtype(np.float32): 0, np.dtype(np.float16): 1, np.dtype(np.uint16): 2}
+
+
+def kernel_function(prog, queue, x, w):
+    m, k = x.shape
+    n = w.shape[0]
+    c = cla.empty(queue, (m, n), x.dtype)
+    if c.size:
+        gsize = (-(-n // BN) * T, -(-m // BM) * T)
+        prog.matmul_nt_tiled(queue, gsize, (T, T), x.data, w.data, c.data, np.int32(m), np.int32(n), np.int32(k),
+                             np.int32(DTYPE_CODE[x.dtype]))
+    return c

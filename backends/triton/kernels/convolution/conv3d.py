@@ -1,0 +1,81 @@
+"""Dense 3x3x3 conv3d, stride 1, zero padding 1, with bias, NCDHW (float32 means IEEE float32:
+no TF32).
+
+Implicit GEMM: out[co, p] = sum_k W[co, k] X[k, p] + bias[co], with M = Cout, the GEMM's N = every
+output voxel of every volume (p -> n, od, oh, ow) and K = Cin * 27 in the weight's own order
+(k -> ci, kd, kh, kw), so the [BLOCK_CO, BLOCK_K] weight tile is a contiguous slice of each weight
+row. The [BLOCK_K, BLOCK_P] input tile is gathered on the fly, X[k, p] = x[n, ci, od + kd - 1,
+oh + kh - 1, ow + kw - 1], zero in the padding (masked load), contiguous along W for each k.
+tl.dot accumulates in float32 (tensor cores for bfloat16; FMA for IEEE float32); the bias is
+added and the result rounded once. Co blocks vary fastest across programs, so programs sharing
+an input tile run together and find it in L2. int64 volume offsets (N Cin D H W = 67M).
+"""
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _conv3d_igemm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, Cin, D, H, W, Cout, P, KTOT,
+                         BLOCK_CO: tl.constexpr, BLOCK_P: tl.constexpr, BLOCK_K: tl.constexpr,
+                         IEEE: tl.constexpr, UPCAST: tl.constexpr):
+    num_co = tl.cdiv(Cout, BLOCK_CO)
+    pid_co = tl.program_id(0) % num_co
+    pid_p = tl.program_id(0) // num_co
+    co = pid_co * BLOCK_CO + tl.arange(0, BLOCK_CO)
+    p = pid_p * BLOCK_P + tl.arange(0, BLOCK_P)
+    co_ok = co < Cout
+    p_ok = p < P
+    hw = H * W
+    dhw = D * hw
+    n = (p // dhw).to(tl.int64)
+    rem = p % dhw
+    od = rem // hw
+    oh = (rem % hw) // W
+    ow = rem % W
+    x_vol = x_ptr + n * Cin * dhw
+    acc = tl.zeros((BLOCK_CO, BLOCK_P), dtype=tl.float32)
+    for k0 in range(0, KTOT, BLOCK_K):
+        k = k0 + tl.arange(0, BLOCK_K)
+        k_ok = k < KTOT
+        ci = k // 27
+        tap = k % 27
+        kd = tap // 9 - 1
+        kh = (tap // 3) % 3 - 1
+        kw = tap % 3 - 1
+        w = tl.load(w_ptr + co[:, None] * KTOT + k[None, :], mask=co_ok[:, None] & k_ok[None, :], other=0.0)
+        idd = od[None, :] + kd[:, None]
+        ih = oh[None, :] + kh[:, None]
+        iw = ow[None, :] + kw[:, None]
+        ok = (k_ok[:, None] & p_ok[None, :]) & ((idd >= 0) & (idd < D) & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W))
+        x = tl.load(x_vol[None, :] + ci[:, None].to(tl.int64) * dhw + (idd * H + ih) * W + iw, mask=ok, other=0.0)
+        if UPCAST:
+            # Triton interpreter only: its tl.dot mishandles bfloat16 operands; exact fp32 copies.
+            acc = tl.dot(w.to(tl.float32), x.to(tl.float32), acc, input_precision="ieee")
+        elif IEEE:
+            acc = tl.dot(w, x, acc, input_precision="ieee")  # float32: no TF32
+        else:
+            acc = tl.dot(w, x, acc)
+    acc += tl.load(b_ptr + co, mask=co_ok, other=0.0).to(tl.float32)[:, None]
+    y_ptrs = y_ptr + (n * Cout * dhw + rem)[None, :] + co[:, None].to(tl.int64) * dhw
+    tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=co_ok[:, None] & p_ok[None, :])
+
+
+def kernel_function(x, weight, bias):
+    N, Cin, D, H, W = x.shape
+    Cout = weight.shape[0]
+    y = torch.empty((N, Cout, D, H, W), dtype=x.dtype, device=x.device)
+    P = N * D * H * W
+    KTOT = Cin * 27
+    ieee = x.dtype == torch.float32
+    block_co = 128 if Cout > 64 else max(16, triton.next_power_of_2(Cout))
+    block_p = 128
+    block_k = 64 if (not ieee and KTOT >= 512) else 32
+    grid = (triton.cdiv(Cout, block_co) * triton.cdiv(P, block_p),)
+    _conv3d_igemm_kernel[grid](
+        x, weight, bias, y, Cin, D, H, W, Cout, P, KTOT,
+        BLOCK_CO=block_co, BLOCK_P=block_p, BLOCK_K=block_k,
+        IEEE=ieee, UPCAST=x.device.type == "cpu" and x.dtype == torch.bfloat16,
+        num_warps=8 if block_co * block_p >= 16384 else 4, num_stages=3,
+    )
+    return y

@@ -1,0 +1,79 @@
+"""The cheats that exist only on a GPU, and honest candidates sharing one GPU.
+
+* A side stream created without the names the static scan looks for: the device trace shows the
+  candidate's kernel on another stream, not ordered after the timed stream, on every shape (not only
+  where a roofline floor happens to fire).
+* Three evaluations of honest candidates (references, a kernel that reuses its output buffer, a
+  partial kernel) at once on one GPU: no ``hack``, since the trace reads GPU timestamps, not
+  wall-clock against a slack.
+"""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from mkbench.store import Store
+
+from test_adversarial import CHEATS, HONEST, PARTIAL, REFS, _solutions
+
+pytestmark = pytest.mark.gpu
+
+SIDE_STREAM = (REFS / "activation" / "gelu.py").read_text() + textwrap.dedent("""
+
+    import torch.cuda as _tc
+    _make = getattr(_tc, "Str" + "eam")
+    _enter = getattr(_tc, "str" + "eam")
+    _honest = kernel_function
+
+    def kernel_function(x):
+        side = _make()
+        with _enter(side):
+            return _honest(x)
+""")
+
+
+def _run(tmp_path, name, files, *extra, shape_role=None):
+    sol = _solutions(tmp_path / name, files)
+    store = tmp_path / f"{name}.sqlite"
+    args = [sys.executable, "-m", "mkbench", "run", "--solutions", str(sol), "--method", name,
+            "--task", ",".join(t for _, t in files), "--baselines", "eager", "--seeds", "1", "--time-budget-ms", "100",
+            "--store", str(store), "--no-progress", *extra]
+    if shape_role:
+        args += ["--shape-role", shape_role]
+    return args, store
+
+
+def test_side_stream_is_hidden_work_on_every_shape(tmp_path):
+    args, store = _run(tmp_path, "side", {("activation", "gelu"): SIDE_STREAM})
+    out = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    rows = [r for r in Store(store).results() if r["method"] == "side" and r["verdict"] != "skipped"]
+    assert rows and all(r["verdict"] == "hack" and "hidden work in the device trace" in r["error"] for r in rows), \
+        [(r["shape"], r["dtype"], r["verdict"], r["error"]) for r in rows]
+
+
+def test_cheats_are_caught_on_the_gpu_too(tmp_path):
+    args, store = _run(tmp_path, "cheats", {k: v[0] for k, v in CHEATS.items()}, shape_role="small")
+    out = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    rows = {r["task"]: r for r in Store(store).results() if r["method"] == "cheats" and r["verdict"] != "skipped"}
+    for (_, task), (_, expected, needle) in CHEATS.items():
+        assert rows[task]["verdict"] == expected and needle in (rows[task]["error"] or ""), (task, rows[task]["error"])
+
+
+def test_three_honest_evaluations_sharing_the_gpu_give_no_hack(tmp_path):
+    honest = dict(HONEST)
+    honest[("fusion", "bias_gelu_residual")] = (REFS / "fusion" / "bias_gelu_residual.py").read_text()
+    partial = {("activation", "gelu"): PARTIAL}
+    runs = [_run(tmp_path, "honest-a", honest), _run(tmp_path, "honest-b", honest), _run(tmp_path, "partial", partial)]
+    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for a, _ in runs]
+    for p in procs:
+        _, err = p.communicate(timeout=900)
+        assert p.returncode == 0, err
+    for (_, store), name in zip(runs, ("honest-a", "honest-b", "partial")):
+        rows = [r for r in Store(store).results() if r["method"] == name and r["verdict"] != "skipped"]
+        assert rows and not [r for r in rows if r["verdict"] == "hack"], [(r["task"], r["shape"], r["error"]) for r in rows if r["verdict"] == "hack"]
+        expected = {"framework"} if name == "partial" else {"correct"}
+        assert {r["verdict"] for r in rows} == expected, [(r["task"], r["shape"], r["verdict"], r["error"]) for r in rows]

@@ -1,0 +1,102 @@
+"""Contracts that survive tiny outputs, and the other benchmarks' own judgements: each check is
+paired with a wrong answer it must still reject."""
+
+import pytest
+import torch
+
+from mkbench.contracts import (
+    AllClose, CheckContext, SimilarityThresholds, Tol, absolute_floor, compare_close, kernelbench_allclose,
+    kernelbench_x_allclose, similarity_metrics,
+)
+
+
+def _ctx(outputs, reference, dtype=torch.float32):
+    return CheckContext(dtype, (), tuple(outputs), lambda: tuple(reference), lambda *a: tuple(outputs))
+
+
+def _denormal_case():
+    """The shape of the reported KernelBench conv case: float32 outputs whose float64 reference is
+    denormal-scale (down to 6.2e-46, below float32's smallest subnormal), and eager's float32
+    answer, which rounds such values to 0."""
+    g = torch.Generator().manual_seed(0)
+    ref = torch.randn(4096, generator=g, dtype=torch.float64) * 1e-41
+    ref[::300] = 6.2e-46
+    eager = ref.to(torch.float32)
+    return eager, ref
+
+
+def test_floor_is_the_smallest_normal_of_the_arithmetic_type():
+    assert absolute_floor(torch.float32) == torch.finfo(torch.float32).tiny
+    assert absolute_floor(torch.float16) == torch.finfo(torch.float32).tiny  # computed in float32, then rounded
+    assert absolute_floor(torch.bfloat16) == torch.finfo(torch.float32).tiny
+    assert absolute_floor(torch.float64) == torch.finfo(torch.float64).tiny
+    assert absolute_floor(torch.complex64) == torch.finfo(torch.float32).tiny
+    assert absolute_floor(torch.int32) == 0.0
+
+
+def test_denormal_outputs_do_not_make_eager_fail():
+    eager, ref = _denormal_case()
+    assert (eager[::300] == 0).all()  # float32 cannot hold 6.2e-46
+    # what the bound was without the floor: atol collapses with the rms of the outputs
+    s = float(ref.square().mean().sqrt())
+    old_bound = 1e-5 * s + 1e-4 * ref.abs()
+    assert ((eager.double() - ref).abs() > old_bound).any()
+    assert compare_close(eager, ref, Tol(1e-4, 1e-5), "rms").ok
+    assert AllClose().check(_ctx([eager], [ref])).ok
+
+
+def test_a_wrong_answer_still_fails_with_denormal_reference():
+    eager, ref = _denormal_case()
+    wrong = eager.clone()
+    wrong[7] = 1e-30  # far above the floor, though tiny
+    res = AllClose().check(_ctx([wrong], [ref]))
+    assert not res.ok and "1/4096 elements" in res.message
+    assert not AllClose().check(_ctx([torch.ones_like(eager)], [ref])).ok
+    # and at ordinary magnitudes nothing changed
+    x = torch.randn(1000, dtype=torch.float64)
+    off = x.to(torch.float32)
+    off[3] += 1e-3
+    assert not AllClose().check(_ctx([off], [x])).ok
+    assert AllClose().check(_ctx([x.to(torch.float32)], [x])).ok
+
+
+def test_kernelbench_tolerance_is_raw_allclose():
+    contract = kernelbench_allclose()
+    assert contract.reference_precision is None and contract.scale == "abs"
+    ref = torch.full((10,), 1000.0)
+    assert contract.check(_ctx([ref + 0.09], [ref])).ok  # 1e-4 + 1e-4 * 1000 = 0.1001
+    assert not contract.check(_ctx([ref + 0.11], [ref])).ok
+    small = torch.full((10,), 1e-3)
+    assert not contract.check(_ctx([small + 2e-4], [small])).ok  # raw atol, not scaled by the rms
+    half = torch.ones(8, dtype=torch.float16)
+    assert contract.check(_ctx([half * 1.015], [half], torch.float16)).ok  # 1e-2 + 1e-2
+    assert kernelbench_x_allclose().tolerances["float32"] == Tol(1e-5, 1e-5)
+
+
+def test_similarity_thresholds():
+    contract = SimilarityThresholds(cosine_min=0.99, l1_relative_max=0.01, rmse_max=0.01)
+    g = torch.Generator().manual_seed(1)
+    ref = torch.randn(256, generator=g)
+    assert contract.check(_ctx([ref + 1e-3], [ref])).ok
+    res = contract.check(_ctx([ref * 1.05], [ref]))
+    assert not res.ok and "relative L1" in res.message
+    assert not contract.check(_ctx([-ref], [ref])).ok
+    nan = ref.clone()
+    nan[0] = float("nan")
+    assert not contract.check(_ctx([nan], [ref])).ok
+    assert contract.check(_ctx([torch.tensor([True, False])], [torch.tensor([True, False])])).ok
+    assert not contract.check(_ctx([torch.tensor([True, True])], [torch.tensor([True, False])])).ok
+    assert similarity_metrics(torch.zeros(3), torch.zeros(3))["cosine_sim"] == 1.0
+    assert similarity_metrics(torch.zeros(3), torch.ones(3))["cosine_sim"] == 0.0
+    # integer outputs (a quantized kernel's) are judged by similarity too, as KernelBench-X does
+    q = torch.randint(-127, 127, (64,), generator=g, dtype=torch.int8)
+    assert contract.check(_ctx([q], [q])).ok
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_outputs_keep_their_scaled_tolerance(dtype):
+    """The floor is float32's smallest normal, far below any half-precision output: a half kernel
+    returning zeros for small but representable values still fails."""
+    ref = torch.full((64,), 1e-4, dtype=torch.float64)
+    assert not AllClose().check(_ctx([torch.zeros(64, dtype=dtype)], [ref], dtype)).ok
+    assert AllClose().check(_ctx([ref.to(dtype)], [ref], dtype)).ok

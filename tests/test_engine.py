@@ -1,0 +1,152 @@
+"""The execution engine on the CPU: lanes (exclusive timing, memory budget), the prepare pool, the
+baseline cache, run ownership, the Ray executor on a local Ray instance, and the same verdicts
+whatever the parallelism."""
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mkbench.engine.device import MemoryBudget, RWLock
+from mkbench.store import RunOwned, Store
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = "gelu,sum_lastdim,layer_norm"
+
+
+def _run(cli, store, *extra, tasks=TASKS):
+    code, out, err = cli("run", "--task", tasks, "--baselines", "eager", "--seeds", "1", "--shape-role", "small",
+                         "--dtype", "float32", "--time-budget-ms", "5", "--store", store, "--no-progress", *extra)
+    assert code == 0, err
+    return out
+
+
+def _verdicts(store, run_id=None):
+    s = Store(store)
+    runs = [run_id] if run_id else None
+    return sorted((r["task"], r["method"], r["shape"], r["dtype"], r["verdict"]) for r in s.results(runs) if r["verdict"] != "skipped")
+
+
+def test_timing_waits_for_every_check_and_checks_wait_for_a_waiting_timer():
+    lock, events = RWLock(), []
+
+    def check(name, hold):
+        with lock.shared():
+            events.append(("start", name))
+            time.sleep(hold)
+            events.append(("end", name))
+
+    def timer():
+        with lock.exclusive():
+            events.append(("start", "timer"))
+            time.sleep(0.05)
+            events.append(("end", "timer"))
+
+    a = threading.Thread(target=check, args=("a", 0.2))
+    a.start()
+    time.sleep(0.05)
+    t = threading.Thread(target=timer)
+    t.start()
+    time.sleep(0.05)
+    b = threading.Thread(target=check, args=("b", 0.01))  # arrives while the timer waits: goes after it
+    b.start()
+    for th in (a, t, b):
+        th.join(5)
+    order = [f"{k} {n}" for k, n in events]
+    assert order == ["start a", "end a", "start timer", "end timer", "start b", "end b"], order
+
+
+def test_memory_budget_admits_what_fits_and_runs_an_oversized_unit_alone():
+    budget, inside, seen = MemoryBudget(100), [], []
+    guard = threading.Lock()
+
+    def unit(need):
+        with budget.hold(need):
+            with guard:
+                inside.append(need)
+                seen.append(list(inside))
+            time.sleep(0.05)
+            with guard:
+                inside.remove(need)
+
+    threads = [threading.Thread(target=unit, args=(n,)) for n in (60, 60, 30, 500)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(5)
+    for admitted in seen:
+        assert admitted == [500] or (500 not in admitted and sum(admitted) <= 100), seen
+    assert budget.used == 0
+
+
+def test_parallel_lanes_give_the_same_verdicts_as_one(tmp_path, cli):
+    one, four = tmp_path / "one.sqlite", tmp_path / "four.sqlite"
+    _run(cli, one, "--lanes", "1", "--workers", "1", "--seed", "7")
+    _run(cli, four, "--lanes", "4", "--workers", "2", "--seed", "7")
+    assert _verdicts(one) == _verdicts(four)
+    assert {v for *_, v in _verdicts(four)} == {"correct"}
+
+
+def test_baselines_are_measured_once_per_environment(tmp_path, cli):
+    store = tmp_path / "s.sqlite"
+    _run(cli, store, "--seed", "1", tasks="gelu")
+    sol = tmp_path / "sol" / "activation"
+    sol.mkdir(parents=True)
+    (sol / "gelu.py").write_text((ROOT / "backends" / "triton" / "kernels" / "activation" / "gelu.py").read_text())
+    _run(cli, store, "--solutions", tmp_path / "sol", "--method", "second", tasks="gelu")
+    rows = [r for r in Store(store).results() if r["backend"] == "eager" and r["verdict"] != "skipped"]
+    first, second = [r for r in rows if r["run_id"] == 1], [r for r in rows if r["run_id"] == 2]
+    assert first and second
+    assert all("baseline_cache" not in r["extra"] for r in first)
+    assert all(r["extra"]["baseline_cache"]["measured_in_run"] == 1 for r in second)
+    assert [r["time_median_us"] for r in first] == [r["time_median_us"] for r in second]
+    # the candidate of the second run has its speedup from the cached baseline
+    cand = [r for r in Store(store).results([2]) if r["method"] == "second" and r["verdict"] == "correct"]
+    assert cand and all(r["speedup_eager"] is None for r in cand)  # interpreted: times recorded, never speed
+    _run(cli, store, "--no-baseline-cache", "--solutions", tmp_path / "sol", "--method", "third", tasks="gelu")
+    third = [r for r in Store(store).results([3]) if r["backend"] == "eager" and r["verdict"] != "skipped"]
+    assert third and all("baseline_cache" not in r["extra"] for r in third)
+
+
+def test_a_live_owner_keeps_its_run_and_a_dead_one_loses_it(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    run = store.start_run("k", {}, "cpu", "triton", "m", {"host": "x"}, {}, 1, owner="otherhost:1")
+    with pytest.raises(RunOwned, match="is being run by otherhost:1"):
+        store.claim_run(run, "me:2")
+    store.db.execute("UPDATE runs SET heartbeat=0 WHERE id=?", (run,))  # its heartbeat went stale
+    store.db.commit()
+    store.claim_run(run, "me:2")
+    assert store.run(run).owner == "me:2"
+    with pytest.raises(RunOwned, match="taken over by me:2"):
+        store.record_unit(run, "t", "b", "m", [], owner="otherhost:1")  # the old owner may write no more
+
+
+def test_prepare_pool_marks_unreadable_candidates_invalid(tmp_path, cli):
+    import os
+    sol = tmp_path / "sol" / "activation"
+    sol.mkdir(parents=True)
+    os.symlink(sol / "gelu.py", sol / "gelu.py.tmp")
+    os.replace(sol / "gelu.py.tmp", sol / "gelu.py")  # gelu.py -> itself: a symlink loop
+    (sol / "elu.py").write_text("def kernel_function(x)\n    return x\n")  # a syntax error
+    code, _, err = cli("run", "--solutions", tmp_path / "sol", "--task", "gelu,elu", "--baselines", "none",
+                       "--seeds", "1", "--shape-role", "small", "--store", tmp_path / "s.sqlite", "--no-progress")
+    assert code == 3, err
+    rows = {r["task"]: r for r in Store(tmp_path / "s.sqlite").results() if r["verdict"] != "skipped"}
+    assert rows["gelu"]["verdict"] == "compile_error" and "symlink loop" in rows["gelu"]["error"]
+    assert rows["elu"]["verdict"] == "compile_error" and "syntax error" in rows["elu"]["error"]
+
+
+@pytest.mark.slow
+def test_ray_executor_on_a_local_instance(tmp_path, cli):
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        local, distributed = tmp_path / "local.sqlite", tmp_path / "ray.sqlite"
+        _run(cli, local, "--seed", "3", "--lanes", "2")
+        _run(cli, distributed, "--seed", "3", "--lanes", "2", "--executor", "ray")
+        assert _verdicts(local) == _verdicts(distributed)
+        run = Store(distributed).runs()[0]
+        assert run.env["engine"]["executor"] == "ray" and run.status == "finished"
+    finally:
+        ray.shutdown()
