@@ -7,13 +7,22 @@ Every process mkbench starts (candidate workers, judges, compile-pool workers) c
   subprocesses) form one process group that the orchestrator kills as a unit, and so a Ctrl-C in
   the terminal reaches only the orchestrator (which prints one line) and not every worker (which
   would each print a traceback);
-* asks Linux to send it SIGTERM when its parent dies (``prctl(PR_SET_PDEATHSIG)``): the parent is
-  the orchestrator or multiprocessing's fork server, which itself exits when the orchestrator's
-  end of its pipe closes, so a SIGKILLed orchestrator takes the whole tree with it;
-* blocks SIGTERM in every thread and runs a watchdog thread that waits for it (and polls the parent
-  pid, in case the death signal was missed): on either it kills its own process group with SIGKILL.
-  A watchdog thread, not a Python signal handler, because handlers run only in the main thread
-  between bytecodes, and a candidate's main thread may be stuck in a CUDA call or a C loop.
+* lets go of multiprocessing's fork-server "alive" pipe, which the fork server hands to every child
+  it forks: the fork server exits when the last write end of that pipe closes, and children holding
+  one would keep it alive after the orchestrator died (and so never get the signal below);
+* asks Linux to SIGKILL it when its parent dies (``prctl(PR_SET_PDEATHSIG)``): the parent is
+  multiprocessing's fork server, which exits when the orchestrator's end of its pipe closes, so a
+  SIGKILLed orchestrator takes the whole tree with it. SIGKILL, not a signal a thread of ours would
+  handle: a candidate can hold the GIL for as long as it likes (a regular expression that
+  backtracks, a C extension's loop), and no Python code of ours runs in the meantime;
+* forks a guardian: a small process in the same group that does nothing but wait for the parent
+  death signal of its own parent (the guarded process, which dies as above, or crashes, or is
+  ended by its candidate) and then kills the whole group with SIGKILL, so nothing the guarded
+  process started survives it. The guardian is single-threaded and runs no candidate code, so it
+  cannot be kept from acting.
+
+What a hostile candidate could still do is leave the group on purpose (``setsid`` in a
+grandchild): only a container or a cgroup can contain that.
 """
 
 from __future__ import annotations
@@ -22,7 +31,6 @@ import ctypes
 import os
 import signal
 import sys
-import threading
 
 _PR_SET_PDEATHSIG = 1
 _guarded = False
@@ -45,11 +53,33 @@ def _kill_group() -> None:
         os._exit(137)
 
 
-def _watch(parent: int) -> None:
-    while True:
-        got = signal.sigtimedwait([signal.SIGTERM], 0.5)
-        if got is not None or os.getppid() != parent:
-            _kill_group()
+def _release_forkserver_pipe() -> None:
+    """Close this process's copy of the fork server's "alive" pipe (see the module docstring)."""
+    try:
+        from multiprocessing import forkserver
+    except ImportError:
+        return
+    server = getattr(forkserver, "_forkserver", None)
+    fd = getattr(server, "_forkserver_alive_fd", None)
+    if fd is None or server._forkserver_pid is not None:  # None: not a fork-server child; pid: we started it
+        return
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    server._forkserver_alive_fd = None
+
+
+def _guardian(guarded: int) -> None:
+    """The guardian's whole life: wait for the guarded process to die, then kill the group."""
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        _set_parent_death_signal(signal.SIGTERM)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1024)
+        if os.getppid() == guarded:  # else it died before the death signal was armed
+            signal.sigwait({signal.SIGTERM})
+    finally:
+        _kill_group()
 
 
 def detach_and_guard() -> None:
@@ -62,12 +92,14 @@ def detach_and_guard() -> None:
         os.setsid()
     except OSError:  # already a session leader
         pass
+    _release_forkserver_pipe()
     parent = os.getppid()
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
-    _set_parent_death_signal(signal.SIGTERM)
+    _set_parent_death_signal(signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before the death signal was armed
         _kill_group()
-    threading.Thread(target=_watch, args=(parent,), name="mkbench-parent-watch", daemon=True).start()
+    me = os.getpid()
+    if os.fork() == 0:
+        _guardian(me)
 
 
 def kill_group(pid: int) -> None:

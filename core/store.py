@@ -130,8 +130,9 @@ class Store:
 
     def _check_existing(self) -> int:
         check = self.db.execute("PRAGMA quick_check").fetchone()[0]
-        if check != "ok":
-            raise sqlite3.DatabaseError(f"integrity check: {check}")
+        if check != "ok":  # SQLite's report spans lines (one per damaged page): the first few, on one line
+            found = [line.strip() for line in check.splitlines() if line.strip() and not line.startswith("***")]
+            raise sqlite3.DatabaseError(f"integrity check: {'; '.join(found[:3])[:300]}")
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if "meta" not in tables:
             raise sqlite3.DatabaseError("no mkbench meta table")

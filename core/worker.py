@@ -30,10 +30,18 @@ def short(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
 
 
-def entry(conn, env: dict[str, str], log_path: str | None) -> None:
+def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None = None) -> None:
     os.environ.update(env)  # first: Triton reads TRITON_INTERPRET when a kernel is decorated
     from . import procguard
     procguard.detach_and_guard()
+    if memory_mb:
+        # Private writable memory (malloc, anonymous mmap), enforced by the kernel at allocation: a
+        # candidate that hogs host memory gets a MemoryError at the cap, however fast it allocates
+        # (a poll of the resident size would see it too late). Shared memory (the tensors handed to
+        # the judge) does not count. Soft and hard limit alike: the candidate cannot raise it (unless
+        # the worker runs as root).
+        import resource
+        resource.setrlimit(resource.RLIMIT_DATA, (memory_mb << 20, memory_mb << 20))
     if log_path:
         # Candidates print; their output goes to the unit's log, whose tail explains crashes.
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

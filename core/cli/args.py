@@ -11,6 +11,7 @@ from pathlib import Path
 
 SQLITE_MAX_INT = 2**63 - 1
 MAX_NAME = 200
+MAX_METHOD = 1000  # a method name is data (slugged in file names), not a path: it may be long
 
 
 def positive(text: str) -> float:
@@ -55,17 +56,17 @@ def seed(text: str) -> int:
     return value
 
 
-def name(text: str) -> str:
+def name(text: str, limit: int = MAX_NAME) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be empty")
-    if len(text) > MAX_NAME or not text.isprintable():
-        raise argparse.ArgumentTypeError(f"{text[:40]!r}...: names are at most {MAX_NAME} printable characters")
+    if len(text) > limit or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}...: names are at most {limit} printable characters")
     return text
 
 
 def method(text: str) -> str:
     """Any printable name: files named after it are slugged, the store keeps it as given."""
-    return name(text)
+    return name(text, MAX_METHOD)
 
 
 def name_list(text: str) -> list[str]:

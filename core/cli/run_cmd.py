@@ -60,6 +60,11 @@ def add_parser(sub) -> None:
                    help=f"share of the work allowed in framework kernels under forbid (default {DEFAULT_FRAMEWORK_THRESHOLD})")
     p.add_argument("--workers", type=check.count(1, 1024), help="processes preparing candidates on the CPU (default: the cores)")
     p.add_argument("--lanes", type=check.count(1, 64), help="correctness lanes per device (default: half the CPU cores per GPU, 2 to 8; the cores on a CPU)")
+    p.add_argument("--worker-memory-mb", type=check.count(64, 1 << 24), metavar="MIB",
+                   help="cap each candidate worker's private writable memory (RLIMIT_DATA, MiB): a candidate's host "
+                        "allocations beyond it fail in the candidate (an 'error' verdict) instead of exhausting the "
+                        "machine (default: no cap; a worker with torch and Triton loaded starts near 250 MiB, and a "
+                        "CUDA context adds to that)")
     p.add_argument("--gpus", type=check.gpus, default="0", help="'all' or GPU indices '0,1,...': one set of lanes per GPU")
     p.add_argument("--executor", choices=["local", "ray"], default="local", help="local processes, or a Ray cluster")
     p.add_argument("--address", type=check.name, help="Ray: 'auto' or ray://host:port (default: start a local Ray instance)")
@@ -74,6 +79,11 @@ def run(args) -> int:
         raise BadInput("--method names candidates from --solutions; the shipped references are always 'reference'")
     if args.address and args.executor != "ray":
         raise BadInput("--address needs --executor ray")
+    if args.executor == "ray":
+        try:
+            import ray  # noqa: F401  (checked before a run is recorded: the executor imports it later)
+        except ImportError:
+            raise BadInput("--executor ray needs the ray package, which is not installed here") from None
     use_tasks_dirs(args)
     registry = build_registry()
     registry.raise_problems()
@@ -86,7 +96,7 @@ def run(args) -> int:
         limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
         resume=args.resume, timed=not args.no_timing,
         policy=Policy(args.framework_ops, args.framework_threshold),
-        workers=args.workers, lanes=args.lanes, gpus=args.gpus, executor=args.executor, address=args.address,
+        workers=args.workers, lanes=args.lanes, gpus=args.gpus, worker_memory_mb=args.worker_memory_mb, executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache,
     )
     registry.backend(options.backend)  # fail on an unknown name before probing the device

@@ -54,6 +54,7 @@ class EvalSettings:
     limits: Limits = field(default_factory=Limits)
     trace_calls: int = 3
     time_roles: tuple[str, ...] = ()  # shape roles to time; empty: every role
+    worker_memory_mb: int | None = None  # the candidate worker's RLIMIT_DATA (None: no cap)
 
 
 def combo_key(shape: str, dtype: str) -> str:
@@ -102,7 +103,8 @@ class Lane:
             return obs
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
-        w = self.current = Child(worker_mod.entry, (dict(self.env, **env), str(log_path) if log_path else None), self.modules)
+        w = self.current = Child(worker_mod.entry, (dict(self.env, **env), str(log_path) if log_path else None,
+                                                    settings.worker_memory_mb), self.modules)
         state = {"stage": "start", "combo": None, "t": time.monotonic(), "seconds": obs["seconds"]}
         self.clock = obs["steps"] = {}  # seconds per kind of step, summed over the unit
         try:

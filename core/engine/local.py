@@ -50,7 +50,8 @@ class LocalExecutor:
                 done, _ = cf.wait(pending, timeout=1.0, return_when=cf.FIRST_COMPLETED)
                 if not done:
                     yield None, None
-                for fut in done:
+                # in plan order, not the set's: with one prepare worker and one lane, units run in plan order
+                for fut in [f for f in pending if f in done]:
                     step, unit = pending.pop(fut)
                     if step == "prepare":
                         try:

@@ -56,7 +56,7 @@ def prepare(unit: Unit) -> dict[str, Any]:
         out["own_names"] = sorted(names) if names is not None else None
     except ValueError as exc:
         out["invalid"] = str(exc)
-    except RecursionError:
+    except (RecursionError, MemoryError):  # CPython's parser gives up on deep nesting with either
         out["invalid"] = f"{unit.source}: nested too deeply to parse"
     out["metadata"] = _importer_metadata(unit)
     return out

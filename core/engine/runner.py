@@ -20,7 +20,7 @@ from ..errors import BadInput
 from ..hardware import HardwareProfile, resolve_profile
 from ..integrity import Policy
 from ..registry import Registry
-from ..store import Store, this_owner
+from ..store import RunOwned, Store, this_owner
 from ..timing import TimingSettings
 from . import procs
 from .device import Device
@@ -53,6 +53,7 @@ class RunOptions:
     workers: int | None = None   # CPU prepare pool (default: the cores)
     lanes: int | None = None     # lanes per device (default: 4 on a GPU, the cores on a CPU)
     gpus: str = "0"              # "all" or "0,1,..."
+    worker_memory_mb: int | None = None  # RLIMIT_DATA of each candidate worker (None: no cap)
     executor: str = "local"      # or "ray"
     address: str | None = None   # Ray cluster address
     baseline_cache: bool = True
@@ -151,9 +152,9 @@ class Runner:
         env_key, env_doc = self._baseline_env(run, hw)
         self.progress.start(len(units), len(units) - len(todo))
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
-        executor = self._executor(hw, probe, run, modules)
-        beat = time.monotonic()
         try:
+            executor = self._executor(hw, probe, run, modules)
+            beat = time.monotonic()
             cached = set()
             for unit in todo:
                 rows = self._cached_rows(unit, env_key)
@@ -171,7 +172,9 @@ class Runner:
                 self._record(run_id, unit, rows, overhead)
                 if unit.backend.is_baseline and opt.baseline_cache and env_key:
                     self.store.cache_baseline(_task_digest(unit), env_key, env_doc, run_id, rows)
-        except KeyboardInterrupt:
+        except RunOwned:
+            raise  # another process took the run over: its status is theirs to write
+        except BaseException:  # Ctrl-C, SIGTERM, or a failure (an executor that cannot start): resumable, not 'running'
             self.store.set_run_status(run_id, "interrupted", {"gpu_state_at_end": environment.gpu_state()})
             raise
         finally:
@@ -201,13 +204,15 @@ class Runner:
         if hw.device == "cuda" and opt.timed:
             env["launch_overhead_us"] = probe_device(opt.limits, "overhead", hw, {"TRITON_INTERPRET": "0"})
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
-        env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "gpus": opt.gpus, "workers": opt.workers}
+        env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "gpus": opt.gpus, "workers": opt.workers,
+                         "worker_memory_mb": opt.worker_memory_mb}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
 
     def _settings(self, run) -> EvalSettings:
         return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
-                            limits=self.opt.limits, time_roles=tuple(self.opt.time_roles))
+                            limits=self.opt.limits, time_roles=tuple(self.opt.time_roles),
+                            worker_memory_mb=self.opt.worker_memory_mb)
 
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1
