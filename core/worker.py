@@ -145,38 +145,35 @@ def tampered(snapshot: dict, threads_mark: int) -> str | None:
     return None
 
 
-_TRUSTED_THREAD_STARTERS = ("torch", "triton", "jax", "jaxlib", "numpy", "cupy", "pyopencl", "dpctl")
 _threads_started: list[str] | None = None
 
 
 def threads_started() -> list[str]:
-    """The live record of threads started by code outside the harness and the frameworks (torch.compile
-    and Triton start helper threads of their own, which are not the candidate's doing). The first call
-    installs the watch on ``threading.Thread.start``."""
+    """The live record of threads started by the candidate's own code. The starter is the first frame
+    on the stack that belongs neither to the standard library (concurrent.futures, threading) nor to
+    an installed package: a thread a library starts for itself (torch.compile's workers, Triton's,
+    tqdm's monitor, seen on an H100 inside a KernelBench model) is not the candidate's doing, while a
+    candidate that hands its work to a pool is found through the pool's caller. The harness itself is
+    trusted. The first call installs the watch on ``threading.Thread.start``."""
     global _threads_started
     if _threads_started is not None:
         return _threads_started
-    import importlib.util
     import sysconfig
     import threading
     stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
-    trusted = [os.path.dirname(os.path.realpath(__file__))]  # the harness itself, not shipped kernels
-    for name in _TRUSTED_THREAD_STARTERS:
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.origin:
-            trusted.append(os.path.dirname(os.path.realpath(spec.origin)))
+    harness = os.path.dirname(os.path.realpath(__file__))
     record: list[str] = []
     original = threading.Thread.start
 
     def start(thread, *args, **kwargs):
         frame = sys._getframe(1)
-        # The first frame outside the standard library (concurrent.futures, threading) is the starter.
         while frame is not None:
             path = os.path.realpath(frame.f_code.co_filename)
-            if not path.startswith(stdlib) or "site-packages" in path or "dist-packages" in path:
+            library = path.startswith(stdlib) or "site-packages" in path or "dist-packages" in path or path.startswith("<")
+            if not library:
                 break
             frame = frame.f_back
-        if frame is not None and not any(path.startswith(root + os.sep) for root in trusted):
+        if frame is not None and not path.startswith(harness + os.sep):
             record.append(f"{path}:{frame.f_lineno}")
         return original(thread, *args, **kwargs)
 

@@ -20,17 +20,17 @@ from test_adversarial import CHEATS, HONEST, PARTIAL, REFS, _solutions
 
 pytestmark = pytest.mark.gpu
 
-SIDE_STREAM = (REFS / "activation" / "gelu.py").read_text() + textwrap.dedent("""
+SIDE_STREAM = (REFS / "activation" / "leaky_relu.py").read_text() + textwrap.dedent("""
 
     import torch.cuda as _tc
     _make = getattr(_tc, "Str" + "eam")
     _enter = getattr(_tc, "str" + "eam")
     _honest = kernel_function
 
-    def kernel_function(x):
+    def kernel_function(*args):
         side = _make()
         with _enter(side):
-            return _honest(x)
+            return _honest(*args)
 """)
 
 
@@ -45,29 +45,41 @@ def _run(tmp_path, name, files, *extra, shape_role=None):
     return args, store
 
 
-def test_side_stream_is_hidden_work_on_every_shape(tmp_path):
-    args, store = _run(tmp_path, "side", {("activation", "gelu"): SIDE_STREAM})
-    out = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    rows = [r for r in Store(store).results() if r["method"] == "side" and r["verdict"] != "skipped"]
-    assert rows and all(r["verdict"] == "hack" and "hidden work in the device trace" in r["error"] for r in rows), \
+@pytest.fixture(scope="module")
+def gpu_cheats(tmp_path_factory):
+    """Two runs at once: every CPU cheat as on the CPU (small shapes, float32), and the side stream on
+    every shape and dtype."""
+    tmp = tmp_path_factory.mktemp("gpu-cheats")
+    runs = [_run(tmp, "cheats", {k: v[0] for k, v in CHEATS.items()}, "--dtype", "float32", shape_role="small"),
+            _run(tmp, "side", {("activation", "leaky_relu"): SIDE_STREAM}, "--time-role", "large")]
+    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for a, _ in runs]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    return [r for (_, store) in runs for r in Store(store).results() if r["verdict"] != "skipped" and not r["is_baseline"]]
+
+
+def test_side_stream_is_hidden_work_on_every_shape(gpu_cheats):
+    rows = [r for r in gpu_cheats if r["task"] == "leaky_relu"]
+    assert {r["shape_role"] for r in rows} == {"small", "awkward", "large"}
+    assert all(r["verdict"] == "hack" and "hidden work in the device trace" in r["error"] for r in rows), \
         [(r["shape"], r["dtype"], r["verdict"], r["error"]) for r in rows]
 
 
-def test_cheats_are_caught_on_the_gpu_too(tmp_path):
-    args, store = _run(tmp_path, "cheats", {k: v[0] for k, v in CHEATS.items()}, shape_role="small")
-    out = subprocess.run(args, capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr
-    rows = {r["task"]: r for r in Store(store).results() if r["method"] == "cheats" and r["verdict"] != "skipped"}
+def test_cheats_are_caught_on_the_gpu_too(gpu_cheats):
     for (_, task), (_, expected, needle) in CHEATS.items():
-        assert rows[task]["verdict"] == expected and needle in (rows[task]["error"] or ""), (task, rows[task]["error"])
+        rows = [r for r in gpu_cheats if r["task"] == task]
+        assert rows, task
+        for r in rows:
+            assert r["verdict"] == expected and needle in (r["error"] or ""), (task, r["shape"], r["dtype"], r["error"])
 
 
 def test_three_honest_evaluations_sharing_the_gpu_give_no_hack(tmp_path):
     honest = dict(HONEST)
     honest[("fusion", "bias_gelu_residual")] = (REFS / "fusion" / "bias_gelu_residual.py").read_text()
     partial = {("activation", "gelu"): PARTIAL}
-    runs = [_run(tmp_path, "honest-a", honest), _run(tmp_path, "honest-b", honest), _run(tmp_path, "partial", partial)]
+    runs = [_run(tmp_path, name, files, "--time-role", "large")
+            for name, files in (("honest-a", honest), ("honest-b", honest), ("partial", partial))]
     procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for a, _ in runs]
     for p in procs:
         _, err = p.communicate(timeout=900)
