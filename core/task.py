@@ -70,6 +70,10 @@ class Task:
     flops: Callable[[Shape], float]
     bytes: Callable[[Shape, torch.dtype], float]
     dtypes: Sequence[str] = ("float32",)
+    #: the candidate's call runs the task's own harness too (an imported benchmark's test function,
+    #: which builds its inputs and collects results with torch inside the call): the framework work
+    #: seen during the call is partly the harness's, so no framework share is measured for it
+    harness_in_call: bool = False
     source: str | None = field(default=None, compare=False)  # file the task was loaded from
 
     def __post_init__(self):

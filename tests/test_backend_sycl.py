@@ -23,6 +23,7 @@ from mkbench.errors import CompileError, Unavailable  # noqa: E402
 from mkbench.plugins import build_registry  # noqa: E402
 from mkbench.timing import TimingSettings  # noqa: E402
 from mkbench.engine import inprocess  # noqa: E402
+from mkbench.inputs import generate  # noqa: E402
 
 REG = build_registry()
 CPU = REG.hardware["cpu"]
@@ -293,13 +294,8 @@ def test_forbidden_runtime_behaviour_is_caught(tmp_path, name, path):
     task_name, text, needle = RUNTIME_CHEATS[name]
     needle = needle[path] if isinstance(needle, dict) else needle
     task, fn = _compiled(tmp_path, task_name, text)
-    ev = _evaluation(task)
-    sent = []
-    ev.send = sent.append
-    ev.job["combos"] = [("small", "float32")]
-    assert ev.correctness(fn) == []
-    check = next(m for m in sent if m["kind"] == "check")
-    assert check["status"] == EXPECTED_STATUS[name] and needle in check["message"], check
+    status, message, _ = _evaluation(task).check_combo(fn, task.shape("small"), "float32")
+    assert status == EXPECTED_STATUS[name] and needle in message, (status, message)
 
 
 def test_reference_timing_with_markers_and_with_the_kernel_fallback(monkeypatch):
@@ -307,8 +303,7 @@ def test_reference_timing_with_markers_and_with_the_kernel_fallback(monkeypatch)
     from mkbench.backends.sycl.timing import KernelBracket, MarkerBracket, flush_bytes, time_opencl
     task = REG.tasks["sum_lastdim"]
     fn = SYCL.compile(task, REFS / "reduce" / "sum_lastdim.py", CPU)
-    ev = _evaluation(task)
-    arg_sets = [ev.inputs(task.shape("small"), "float32", k) for k in range(2)]
+    arg_sets = [generate(task, task.shape("small"), "float32", k, "cpu") for k in range(2)]
     settings = TimingSettings(budget_ms=20, warmup_ms=2, min_samples=5)
     for bracket in (MarkerBracket(fn.rt), KernelBracket(fn.rt)):
         t = time_opencl(fn, arg_sets, CPU, settings, bracket=bracket)
@@ -322,8 +317,7 @@ def test_sycl_timing_with_barriers_and_with_the_kernel_fallback(sycl_path):
     task = REG.tasks["sum_lastdim"]
     fn = SYCL.compile(task, REFS / "reduce" / "sum_lastdim.py", CPU)
     assert isinstance(make_bracket(fn.rt), BarrierBracket)  # this runtime times barriers
-    ev = _evaluation(task)
-    arg_sets = [ev.inputs(task.shape("small"), "float32", k) for k in range(2)]
+    arg_sets = [generate(task, task.shape("small"), "float32", k, "cpu") for k in range(2)]
     settings = TimingSettings(budget_ms=20, warmup_ms=2, min_samples=5)
     for bracket in (BarrierBracket(fn.rt), KernelBracket(fn.rt)):
         t = time_sycl(fn, arg_sets, CPU, settings, bracket=bracket)

@@ -46,7 +46,8 @@ from .document import Document
 from .rates import FAST_P, attempt_table, rates_table
 from .variance import cross_backend, cross_hardware, paired_speedups
 
-SECTIONS = ("environment", "summary", "rates", "verdicts", "recorded", "difficulty", "hardware", "backends", "detail")
+# aggregates first, then the per-candidate table: a corpus has hundreds of candidates
+SECTIONS = ("environment", "rates", "verdicts", "recorded", "difficulty", "hardware", "backends", "summary", "detail")
 #: the sections `mkbench report` puts in the main document by default (``detail`` goes apart)
 MAIN_SECTIONS = tuple(s for s in SECTIONS if s != "detail")
 HARDEST_SHOWN = 15

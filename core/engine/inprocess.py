@@ -24,6 +24,8 @@ def check_combo(backend, task, fn, shape, dtype: str, hw, seeds: int = 1, run_se
                 sync(hw.device)
         except IntegrityViolation as exc:
             return "hack", f"seed {k}: {exc}", worst
+        except Exception as exc:  # the candidate raised (a backend's rule broken, a bug)
+            return "error", f"seed {k}: {type(exc).__name__}: {exc}", worst
         problem = alias_problem(out, inputs)
         res = judge.check(task, shape, dtype, seed, out, inputs, lambda *a: normalize(backend.run(fn, a))) if not problem else None
         if problem or not res.ok:

@@ -135,11 +135,11 @@ def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> Non
     findings = [analyze(c.get("trace"), own, stream_timed), analyze(c.get("timing_trace"), own, stream_timed)]
     floor = roofline_floor_us(r, unit.hw) if unit.hw.device != "cpu" else None
     hack = hack_evidence(c, findings, timing, floor)
-    framework, share = ([], None)
-    if status == "correct":
-        framework, share = framework_evidence(unit.backend.name, c.get("launches"), findings, policy)
-    else:
-        share = framework_evidence(unit.backend.name, c.get("launches"), findings, policy)[1]
+    if unit.task.harness_in_call:  # the harness's own torch work shares the call: only "no kernel of its own" counts
+        findings = [None if f is None else _without_share(f) for f in findings]
+    framework, share = framework_evidence(unit.backend.name, c.get("launches"), findings, policy)
+    if status != "correct":
+        framework = []
     verdict, error = decide(status, message, hack, framework)
     r.update(verdict=verdict, error=error or None)
     if verdict == Verdict.HACK and r["perf_status"] in ("timed", "interpreted", "pending"):
@@ -152,6 +152,11 @@ def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> Non
     r["extra"]["framework_share"] = share
     if c.get("decoy"):
         r["extra"]["decoy_check"] = c["decoy"]
+
+
+def _without_share(f):
+    f.framework_share, f.framework, f.framework_kernels = None, 0.0, []
+    return f
 
 
 def _mark_abnormal(rows: dict, abnormal: dict, tail: str) -> None:

@@ -353,6 +353,7 @@ TASK = Task(
     shapes=[Shape("harness", {{}}, {role!r})],
     dtypes=("float32",),
     contract=_contracts.{contract},
+    harness_in_call=True,
     flops=flops,
     bytes=nbytes_moved,
 )

@@ -1,6 +1,6 @@
 """The numpy backend: candidates are NumPy functions, run on the host CPU.
 
-mkbench pickles the backend object into a spawned worker process for ``compile``, ``run`` and
+mkbench pickles the backend object into a worker process (forked from the fork server) for ``compile``, ``run`` and
 ``time``, so the class lives at module level and keeps no unpicklable state; the worker re-imports
 this module to rebuild it. The "toolchain" (numpy) is imported inside the methods that need it, so
 loading the plugin to list it stays cheap.
