@@ -333,7 +333,7 @@ def test_sycl_barriers_bracket_the_candidates_kernels(sycl_path):
     from mkbench.backends.sycl.sycl_timing import BarrierBracket
     task = REG.tasks["sum_lastdim"]
     fn = SYCL.compile(task, REFS / "reduce" / "sum_lastdim.py", CPU)
-    args, _ = fn.upload(_evaluation(task).inputs(task.shape("small"), "float32", 0))
+    args, _ = fn.upload(generate(task, task.shape("small"), "float32", 0, "cpu"))
     bracket = BarrierBracket(fn.rt)
     launches = []
     real_submit = fn.rt.submit
