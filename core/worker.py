@@ -303,27 +303,17 @@ class Steps:
 
     # timing ----------------------------------------------------------------------------------
     def time(self, cmd: dict) -> dict:
-        """Time the candidate over a pool of input sets, trace a few calls, then export one more
-        answer per pool entry: the judge compares them with its judgement of the same entries before
-        the timed calls (a result cache, or stale state, shows as right before and wrong after)."""
+        """Time the candidate over a pool of input sets, then export one more answer per pool entry:
+        the judge compares them with its judgement of the same entries before the timed calls (a
+        result cache, or stale state, shows as right before and wrong after)."""
         from . import inputs as io
-        from . import trace as tracing
         from . import transfer
         self.held = []
         shape = self.task.shape(cmd["shape"])
         arg_sets = [io.generate(self.task, shape, cmd["dtype"], s, self.device) for s in cmd["seeds"]]
         timing = self.backend.time(self.fn, arg_sets, self.hw, cmd["settings"])
         tamper = None if self.backend.is_baseline else tampered(self.snapshot, self.threads_mark)
-        summary = None
-        if cmd.get("trace_calls") and not self.backend.is_baseline:
-            counter = self.backend.launch_counter()
-            with counter, tracing.make_tracer(self.device, counter) as tracer:
-                for k in range(cmd["trace_calls"]):
-                    with tracer.call():
-                        self.backend.run(self.fn, arg_sets[k % len(arg_sets)])
-                io.sync(self.device)
-            summary = tracer.summary()
-            tamper = tamper or tampered(self.snapshot, self.threads_mark)
+        self.held.append(arg_sets)
         answers = []
         for args in arg_sets if cmd.get("answers", True) else ():
             # cloned here: a candidate that writes every answer into one buffer it keeps (honest) would
@@ -332,5 +322,20 @@ class Steps:
             io.sync(self.device)
             answers.append({"outputs": transfer.export_all(out), "inputs_after": transfer.export_all(args)})
             self.held.append(out)
-        self.held.append(arg_sets)
-        return {"kind": "timed", "timing": timing.as_dict(), "trace": summary, "tamper": tamper, "answers": answers}
+        return {"kind": "timed", "timing": timing.as_dict(), "tamper": tamper, "answers": answers}
+
+    def trace(self, cmd: dict) -> dict:
+        """A few calls as the timer makes them (the pool's inputs, one after another), traced: the
+        device's view of the timed calls, without the profiler's cost inside the timed span. Run
+        after the timed calls, with the device shared again."""
+        from . import inputs as io
+        from . import trace as tracing
+        shape = self.task.shape(cmd["shape"])
+        arg_sets = [io.generate(self.task, shape, cmd["dtype"], s, self.device) for s in cmd["seeds"]]
+        counter = self.backend.launch_counter()
+        with counter, tracing.make_tracer(self.device, counter) as tracer:
+            for k in range(cmd["calls"]):
+                with tracer.call():
+                    self.backend.run(self.fn, arg_sets[k % len(arg_sets)])
+            io.sync(self.device)
+        return {"kind": "traced", "trace": tracer.summary(), "tamper": tampered(self.snapshot, self.threads_mark)}

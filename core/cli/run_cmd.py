@@ -80,10 +80,9 @@ def run(args) -> int:
     if args.address and args.executor != "ray":
         raise BadInput("--address needs --executor ray")
     if args.executor == "ray":
-        try:
-            import ray  # noqa: F401  (checked before a run is recorded: the executor imports it later)
-        except ImportError:
-            raise BadInput("--executor ray needs the ray package, which is not installed here") from None
+        import importlib.util  # checked before a run is recorded: the executor imports it later
+        if importlib.util.find_spec("ray") is None:
+            raise BadInput("--executor ray needs the ray package, which is not installed here")
     use_tasks_dirs(args)
     registry = build_registry()
     registry.raise_problems()

@@ -296,18 +296,28 @@ class Lane:
                 self.clock["wait_exclusive"] = round(self.clock.get("wait_exclusive", 0.0) + time.monotonic() - waited, 3)
                 t = time.monotonic()
                 timed = w.request({"op": "time", "shape": shape, "dtype": dtype, "seeds": pool, "settings": s,
-                                   "trace_calls": 0 if trusted else settings.trace_calls, "answers": not trusted},
-                                  settings.limits.timing)
+                                   "answers": not trusted}, settings.limits.timing)
                 self.clock["time_step"] = round(self.clock.get("time_step", 0.0) + time.monotonic() - t, 3)
             if timed.get("kind") == "failed":
                 c["timing_error"] = self._failed_status(timed, c)[1]
                 continue
             if timed.get("kind") != "timed":
                 raise _Abnormal("error", "worker error: unexpected answer to a timing step")
-            c.update(timing=timed["timing"], timing_trace=timed.get("trace"), timing_tamper=timed.get("tamper"))
+            c.update(timing=timed["timing"], timing_tamper=timed.get("tamper"))
             if trusted:
                 continue
             with self.device.shared():
+                if settings.trace_calls:
+                    t = time.monotonic()
+                    traced = w.request({"op": "trace", "shape": shape, "dtype": dtype, "seeds": pool,
+                                        "calls": settings.trace_calls}, settings.limits.timing)
+                    self.clock["trace_step"] = round(self.clock.get("trace_step", 0.0) + time.monotonic() - t, 3)
+                    if traced.get("kind") == "traced":
+                        c["timing_trace"] = traced.get("trace")
+                        c["timing_tamper"] = c.get("timing_tamper") or traced.get("tamper")
+                    elif traced.get("kind") == "failed":
+                        c["timing_error"] = self._failed_status(traced, c)[1]
+                        continue
                 for k, (seed, answer) in enumerate(zip(pool, timed["answers"])):
                     verdict = self._judge_ran(unit, shape, dtype, seed, answer, w, settings)
                     if not verdict["ok"]:

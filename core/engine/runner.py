@@ -10,6 +10,7 @@ import os
 import re
 import secrets
 import signal
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -135,9 +136,16 @@ class Runner:
         opt = self.opt
         backend = self.reg.backend(opt.backend)
         modules = tuple(getattr(backend, "worker_modules", ()))
-        probe = probe_device(opt.limits)
+        # The fork server's imports (seconds) overlap the device probe; what Triton must be told at
+        # import is known from the device nodes present (a GPU machine has /dev/nvidiactl or /dev/kfd).
+        gpu_nodes = any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/kfd"))
+        starter = threading.Thread(target=procs.context, args=(modules, {"TRITON_INTERPRET": "0" if gpu_nodes else "1"}))
+        starter.start()
+        try:
+            probe = probe_device(opt.limits)
+        finally:
+            starter.join()
         hw = resolve_profile(opt.hw, self.reg.hardware, probe)
-        procs.context(modules, {"TRITON_INTERPRET": "1" if hw.device == "cpu" else "0"})
         units = Planner(self.reg, opt).plan(hw)
         config = opt.config(hw.name)
         config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
