@@ -106,6 +106,12 @@ class Backend:
         """Harness work before a candidate call that must stay out of its trace (e.g. poisoning a
         framework allocator the candidate's outputs will come from)."""
 
+    def build_failures(self) -> list[str]:
+        """Builds the candidate asked for that failed and that it caught itself (a load_inline in a
+        ``try/except`` with a framework fallback), one line each. Stored with the row, so a
+        ``framework`` verdict can say that the candidate's own kernel never built."""
+        return []
+
     def run(self, fn: Callable[..., Any], inputs: Sequence[Any]) -> Any:
         return fn(*inputs)
 

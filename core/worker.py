@@ -262,7 +262,25 @@ class Steps:
             return {"kind": "compiled", "ok": False, "message": short(str(exc)), "checks": checks}
         except Exception as exc:
             return {"kind": "compiled", "ok": False, "message": short(f"{type(exc).__name__}: {exc}"), "checks": checks}
+        self._prebuild()
+        failed = self.backend.build_failures()
+        if failed:
+            checks["candidate's own build"] = {"ok": False, "message": short("; ".join(failed))}
         return {"kind": "compiled", "ok": True, "message": "", "checks": checks}
+
+    def _prebuild(self) -> None:
+        """An entry point may carry ``prebuild()``: work its first call would otherwise do while
+        the GPU is held (a KernelBench ``ModelNew`` builds its load_inline extension in its
+        constructor). The compile step runs outside every GPU lock, so doing it here keeps a minute
+        of nvcc from stalling the other lanes. Its failure is not a verdict: the first call repeats
+        the work and fails there, as it would have."""
+        prebuild = getattr(self.fn, "prebuild", None)
+        if callable(prebuild):
+            try:
+                prebuild()
+            except Exception as exc:  # noqa: BLE001 - see the docstring
+                print(f"prebuild failed (the first call will repeat it): {type(exc).__name__}: {exc}",
+                      file=sys.stderr, flush=True)
 
     # one candidate call ----------------------------------------------------------------------
     def _call(self, inputs: tuple, trace: bool, suppress: bool) -> dict:

@@ -635,8 +635,6 @@ def test_method_names_are_slugged_in_file_names_and_kept_in_the_store(tmp_path, 
     assert not (tmp_path / "evil.log").exists() and not list(tmp_path.rglob("evil.log"))
 
 
-@pytest.mark.xfail(strict=True, reason="export_cmd.py (another agent's) opens -o without checking it: "
-                                       "IsADirectoryError traceback; fix: type=check.file_path for -o/--output")
 def test_export_to_a_directory_is_one_line(tmp_path, cli, existing_store):
     before = _digest(existing_store)
     code, _, err = cli("export", "--format", "jsonl", "--store", existing_store, "-o", tmp_path)
@@ -644,8 +642,6 @@ def test_export_to_a_directory_is_one_line(tmp_path, cli, existing_store):
     assert _digest(existing_store) == before
 
 
-@pytest.mark.xfail(strict=True, reason="the KernelBench-X importer (core/importers, another agent's) reports "
-                                       "'imported 0 prediction(s)' with exit 0 for an empty JSONL")
 def test_import_of_an_empty_jsonl_is_an_error(tmp_path, cli):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")

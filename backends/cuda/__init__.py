@@ -95,6 +95,10 @@ class CudaBackend(Backend):
 
     worker_modules = ("cupy",)
 
+    def build_failures(self):
+        from . import runtime
+        return runtime.build_failures()
+
     def own_kernel_names(self, task, source):
         from mkbench.backends.native.sources import kernel_names
         try:

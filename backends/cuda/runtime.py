@@ -16,6 +16,7 @@ Nothing here runs on a machine without an NVIDIA GPU (compile-only mode imports 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import sys
 import traceback
@@ -106,6 +107,23 @@ class CountingExtension:
         return wrapped
 
 
+#: load_inline builds that failed in this worker, by build directory (which carries the hash of
+#: everything that decides the build): asked again, the same error is raised at once, not after
+#: another minute of nvcc (a KernelBench ModelNew is constructed by the prebuild and again at its
+#: first call).
+FAILED_BUILDS: dict[str, BaseException] = {}
+
+
+def build_failures() -> list[str]:
+    """One line per failed load_inline build: its module name and nvcc's first error line."""
+    out = []
+    for directory, exc in FAILED_BUILDS.items():
+        text = str(exc)
+        first = next((line.strip() for line in text.splitlines() if " error" in line or "error:" in line), "")
+        out.append(f"load_inline {os.path.basename(directory)} failed to build" + (f": {first[:200]}" if first else ""))
+    return out
+
+
 def _cached_build(original, args: tuple, kwargs: dict) -> dict:
     """load_inline's arguments with the build keyed by what decides the binary: the sources, the
     flags, the function list, torch's version, CUDA's and the device's architecture. The build
@@ -151,7 +169,15 @@ def install_load_inline_counting(found: _sources.Found, path: Path) -> None:
         if "cuda_sources" in kwargs:
             cs = kwargs["cuda_sources"]
             kwargs["cuda_sources"] = [tag(t) for t in cs] if isinstance(cs, (list, tuple)) else tag(cs)
-        return CountingExtension(original(**_cached_build(original, args, kwargs)))
+        call = _cached_build(original, args, kwargs)
+        failed = FAILED_BUILDS.get(call["build_directory"])
+        if failed is not None:  # the same sources, flags and target failed before in this worker
+            raise failed
+        try:
+            return CountingExtension(original(**call))
+        except Exception as exc:
+            FAILED_BUILDS[call["build_directory"]] = exc
+            raise
 
     load_inline._mkbench = True
     load_inline._mkbench_found = (found, path)

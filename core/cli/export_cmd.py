@@ -11,6 +11,7 @@ from pathlib import Path
 from ..errors import BadInput
 from ..exporter import ROW_FILTERS, select_rows, write_csv, write_jsonl
 from ..store import Store
+from . import args as check
 from .common import DEFAULT_STORE
 
 
@@ -23,7 +24,7 @@ def add_parser(sub) -> None:
     for name in ROW_FILTERS:
         p.add_argument(f"--{name}", action="append", default=[], help=f"only rows with this {name} (repeatable)")
     p.add_argument("--no-baselines", action="store_true", help="leave out baseline rows")
-    p.add_argument("-o", "--output", type=Path, help="write here instead of standard output")
+    p.add_argument("-o", "--output", type=check.file_path, help="write here instead of standard output")
 
 
 def run(args) -> int:

@@ -140,6 +140,9 @@ def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> Non
     framework, share = framework_evidence(unit.backend.name, c.get("launches"), findings, policy)
     if status != "correct":
         framework = []
+    own_build = (r["extra"].get("compile_checks") or {}).get("candidate's own build")
+    if framework and own_build:  # why its kernel never ran: it caught its own build error
+        framework = [f"{framework[0]}; {own_build['message']}"] + framework[1:]
     verdict, error = decide(status, message, hack, framework)
     r.update(verdict=verdict, error=error or None)
     if verdict == Verdict.HACK and r["perf_status"] in ("timed", "interpreted", "pending"):

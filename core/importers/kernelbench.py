@@ -80,6 +80,13 @@ class _ModelCache:
         self._model_cls, self._init_inputs_fn, self.seed = model_cls, init_inputs_fn, seed
         self._models: dict[tuple[str, torch.dtype], torch.nn.Module] = {}
 
+    def prebuild(self) -> None:
+        """Construct the model once on the CPU and drop it: what its constructor builds (a
+        ``load_inline`` extension, seconds to minutes of nvcc) is then built and cached before the
+        first call, which runs while the GPU is held. The first call constructs it again, finding
+        the build done."""
+        build_model(self._model_cls(), self._init_inputs_fn(), "cpu", torch.float32, self.seed)
+
     def __call__(self, *inputs):
         device, dtype = device_dtype(inputs)
         key = (str(device), dtype)
@@ -168,6 +175,7 @@ def model_new_kernel_function(model_cls: type | None, init_inputs_fn: Callable[[
     def kernel_function(*inputs):
         return cache(*inputs)
     kernel_function.model_cls = model_cls  # type: ignore[attr-defined]
+    kernel_function.prebuild = cache.prebuild  # type: ignore[attr-defined]  # see core.worker's compile step
     return kernel_function
 
 

@@ -259,6 +259,8 @@ def import_predictions(path: Path, out: Path, *, registry, prefix: str = "", pol
     report = ImportReport()
     manifest = Manifest(Path(out))
     preds, problems = collect_predictions(Path(path), wanted_round)
+    if not preds and not problems:
+        raise BadInput(f"{path}: no KernelBench-X predictions in it (empty, or no solution field)")
     for line in problems:
         report.skip(line)
     seen: dict[str, str] = {}
