@@ -24,6 +24,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 if TYPE_CHECKING:
     from .hardware import HardwareProfile
 
+#: The harness's clock, bound when the worker imports this module, before any candidate code runs:
+#: a candidate that replaces ``time.perf_counter`` (caught as tampering) cannot stall or shorten the
+#: budgeted loops below.
+_clock = time.perf_counter
+
 
 @dataclass
 class TimingSettings:
@@ -214,24 +219,24 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
             marker = torch.cuda.Event()
             marker.record()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        t0 = time.perf_counter()
+        t0 = _clock()
         start.record()
         run()
         end.record()
         starved = marker is not None and marker.query()
         torch.cuda.synchronize()  # device-wide: waits for every stream, not just the timed one
-        wall = (time.perf_counter() - t0) * 1e6
+        wall = (_clock() - t0) * 1e6
         keep = ahead.observe(starved) if marker is not None else True
         return start.elapsed_time(end) * 1000.0, wall, keep
 
     torch.cuda.synchronize()
-    t0, i = time.perf_counter(), 0
-    while (time.perf_counter() - t0) * 1000 < s.warmup_ms or i < 2:
+    t0, i = _clock(), 0
+    while (_clock() - t0) * 1000 < s.warmup_ms or i < 2:
         one(i)  # also lets the run-ahead find its length
         i += 1
     samples: list[float] = []
-    t0 = time.perf_counter()
-    while _keep_going(samples, (time.perf_counter() - t0) * 1000, s):
+    t0 = _clock()
+    while _keep_going(samples, (_clock() - t0) * 1000, s):
         us, _, keep = one(len(samples))
         if keep:
             samples.append(us)
@@ -287,12 +292,12 @@ def measure_launch_overhead(hw: "HardwareProfile") -> dict[str, float]:
 def _time_host(call, arg_sets, s: TimingSettings, interpreted: bool) -> Timing:
     call(arg_sets[0])  # warm-up
     samples: list[float] = []
-    t0 = time.perf_counter()
+    t0 = _clock()
     # Interpreted kernels are far slower; their times are recorded, never reported as speed.
     settings = s if not interpreted else TimingSettings(min_samples=3, max_samples=3, budget_ms=0)
-    while _keep_going(samples, (time.perf_counter() - t0) * 1000, settings):
+    while _keep_going(samples, (_clock() - t0) * 1000, settings):
         args = arg_sets[len(samples) % len(arg_sets)]
-        a = time.perf_counter()
+        a = _clock()
         call(args)
-        samples.append((time.perf_counter() - a) * 1e6)
+        samples.append((_clock() - a) * 1e6)
     return summarize(samples, timer="perf_counter", interpreted=interpreted)

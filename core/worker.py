@@ -150,11 +150,16 @@ _threads_started: list[str] | None = None
 
 def threads_started() -> list[str]:
     """The live record of threads started by the candidate's own code. The starter is the first frame
-    on the stack that belongs neither to the standard library (concurrent.futures, threading) nor to
-    an installed package: a thread a library starts for itself (torch.compile's workers, Triton's,
-    tqdm's monitor, seen on an H100 inside a KernelBench model) is not the candidate's doing, while a
-    candidate that hands its work to a pool is found through the pool's caller. The harness itself is
-    trusted. The first call installs the watch on ``threading.Thread.start``."""
+    on the stack outside the standard library (so a candidate that hands its work to
+    ``concurrent.futures`` is found through the pool's caller). Where that frame belongs to an
+    installed package, the thread is the library's own (torch.compile's autotuning workers, Triton's,
+    tqdm's monitor: each seen on an H100 inside CUDA-L1's KernelBench models, each called ``hack``
+    when the candidate line that called into the library was blamed) and is not counted. A
+    candidate that has a library run its work on a thread is not caught here but by what the work
+    leaves: the device trace's other streams and busy time, and the answers judged after the timed
+    calls. The harness itself is trusted. The first call installs the watch on
+    ``threading.Thread.start``.
+    """
     global _threads_started
     if _threads_started is not None:
         return _threads_started
@@ -169,11 +174,11 @@ def threads_started() -> list[str]:
         frame = sys._getframe(1)
         while frame is not None:
             path = os.path.realpath(frame.f_code.co_filename)
-            library = path.startswith(stdlib) or "site-packages" in path or "dist-packages" in path or path.startswith("<")
-            if not library:
+            if not (path.startswith(stdlib) or path.startswith("<")):
                 break
             frame = frame.f_back
-        if frame is not None and not path.startswith(harness + os.sep):
+        installed = frame is not None and ("site-packages" in path or "dist-packages" in path)
+        if frame is not None and not installed and not path.startswith(harness + os.sep):
             record.append(f"{path}:{frame.f_lineno}")
         return original(thread, *args, **kwargs)
 

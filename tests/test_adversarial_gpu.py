@@ -45,6 +45,19 @@ def _run(tmp_path, name, files, *extra, shape_role=None):
     return args, store
 
 
+def _run_all(runs, tmp, timeout):
+    """Start the runs at once; each one's output goes to a log file beside its store (kept for a
+    reader of the GPU evidence, and named in the failure)."""
+    procs = []
+    for args, store in runs:
+        log = open(store.with_suffix(".log"), "w")
+        procs.append((subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, text=True), log, store))
+    for p, log, store in procs:
+        p.wait(timeout=timeout)
+        log.close()
+        assert p.returncode == 0, store.with_suffix(".log").read_text()[-3000:]
+
+
 @pytest.fixture(scope="module")
 def gpu_cheats(tmp_path_factory):
     """Two runs at once: every CPU cheat as on the CPU (small shapes, float32), and the side stream on
@@ -52,10 +65,7 @@ def gpu_cheats(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gpu-cheats")
     runs = [_run(tmp, "cheats", {k: v[0] for k, v in CHEATS.items()}, "--dtype", "float32", shape_role="small"),
             _run(tmp, "side", {("activation", "leaky_relu"): SIDE_STREAM}, "--time-role", "large")]
-    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for a, _ in runs]
-    for p in procs:
-        _, err = p.communicate(timeout=600)
-        assert p.returncode == 0, err
+    _run_all(runs, tmp, 600)
     return [r for (_, store) in runs for r in Store(store).results() if r["verdict"] != "skipped" and not r["is_baseline"]]
 
 
@@ -80,10 +90,7 @@ def test_three_honest_evaluations_sharing_the_gpu_give_no_hack(tmp_path):
     partial = {("activation", "gelu"): PARTIAL}
     runs = [_run(tmp_path, name, files, "--time-role", "large")
             for name, files in (("honest-a", honest), ("honest-b", honest), ("partial", partial))]
-    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for a, _ in runs]
-    for p in procs:
-        _, err = p.communicate(timeout=900)
-        assert p.returncode == 0, err
+    _run_all(runs, tmp_path, 900)
     for (_, store), name in zip(runs, ("honest-a", "honest-b", "partial")):
         rows = [r for r in Store(store).results() if r["method"] == name and r["verdict"] != "skipped"]
         assert rows and not [r for r in rows if r["verdict"] == "hack"], [(r["task"], r["shape"], r["error"]) for r in rows if r["verdict"] == "hack"]

@@ -119,6 +119,11 @@ class Lane:
             passed = self._correctness(unit, settings, w, obs, state)
             if settings.time_roles:
                 passed = [(sh, dt) for sh, dt in passed if unit.task.shape(sh).role in settings.time_roles]
+            if any(c.get("tamper") for c in obs["combos"].values()):
+                # The candidate changed the harness in this worker: the verdict is hack on that
+                # evidence, and nothing the worker measured from here on could be trusted (a
+                # replaced clock can keep a timing loop going until the time limit).
+                passed = []
             if settings.timed and passed:
                 _stage(state, "timing")
                 self._timing(unit, settings, w, obs, passed, state)
