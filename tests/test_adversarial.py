@@ -29,6 +29,14 @@ def _load_ref(category: str, task: str) -> str:
     """)
 
 
+def _inline_ref(category: str, task: str) -> str:
+    """A shipped reference kernel's source, its entry point renamed ``_ref``: kernels the candidate's
+    own file defines."""
+    text = (REFS / category / (task + ".py")).read_text()
+    assert "def kernel_function(" in text, task
+    return text.replace("def kernel_function(", "def _ref(") + "\n"
+
+
 HEAD = "import sys\nimport threading\nimport time\nimport torch\nimport triton\nimport triton.language as tl\n"
 
 TOKEN_KERNEL = textwrap.dedent("""
@@ -114,7 +122,9 @@ CHEATS = {
 
 HONEST = {
     # a kernel that writes every answer into one output buffer it keeps across calls
-    ("normalization", "layer_norm"): HEAD + _load_ref("normalization", "layer_norm") + textwrap.dedent("""
+    # (the reference's source inlined, not imported: a kernel defined in another file is not the
+    # candidate's own, and the device trace counts it as framework work on a GPU)
+    ("normalization", "layer_norm"): HEAD + _inline_ref("normalization", "layer_norm") + textwrap.dedent("""
         _out = {}
         def kernel_function(x, *rest):
             y = _ref(x, *rest)
