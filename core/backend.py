@@ -7,6 +7,7 @@ inside an isolated worker. Subclass :class:`Backend` and register an instance th
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -87,6 +88,15 @@ class Backend:
         None where the backend cannot count). A correct answer with zero launches of the candidate's
         own kernels is not the backend's work (verdict ``framework``)."""
         return LaunchCounter()
+
+    def prewarm(self, hw: "HardwareProfile") -> "AbstractContextManager | None":
+        """A context manager inside which a call of the candidate compiles what its first real call
+        would (JIT kernels, into the toolchain's on-disk cache) and runs nothing on the device; None
+        where the backend cannot. The engine makes such a call on shape-only (``meta``) inputs, in a
+        throwaway worker, outside every device lock: the worker that is then evaluated loads its
+        kernels from the cache instead of compiling them while it holds the device, where the
+        compile would keep the other lanes waiting."""
+        return None
 
     def own_kernel_names(self, task: "Task", source: Path) -> set[str] | None:
         """The kernel names a profiler shows for kernels built from this candidate's source (read

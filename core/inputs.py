@@ -25,6 +25,17 @@ def generate(task: Task, shape: Shape, dtype_name: str, seed: int, device: str) 
     return tuple(v.to(device) if isinstance(v, torch.Tensor) else v for v in values)
 
 
+def generate_meta(task: Task, shape: Shape, dtype_name: str) -> tuple:
+    """The shapes, dtypes and strides of ``generate``'s inputs with no data (``meta`` tensors), made
+    in no time whatever the size. A generator that needs values (``.item()``) raises here."""
+    gen = torch.Generator().manual_seed(0)
+    with torch.device("meta"):
+        values = task.make_inputs(shape, DTYPES[dtype_name], gen)
+    if not isinstance(values, tuple):
+        raise TypeError(f"task {task.name}: make_inputs must return a tuple, got {type(values).__name__}")
+    return tuple(v.to("meta") if isinstance(v, torch.Tensor) else v for v in values)
+
+
 def clone_args(args) -> tuple:
     """A copy of a call's arguments: tensors cloned, everything else shared."""
     return tuple(v.clone() if isinstance(v, torch.Tensor) else v for v in args)

@@ -6,7 +6,7 @@ only a warning. One place, read by the orchestrator after the judge and the trac
 * tampering seen in the worker (a harness function replaced, a thread started by candidate code);
 * hidden work in the device trace (a kernel ending after the timed stream's work, or launched after
   the call returned);
-* the timer's median far below the device time the trace shows per call;
+* the timer's median far below the device time per call of a trace taken with the device to itself;
 * a timing input answered rightly before the timed calls and wrongly after them;
 * a decoy: the answer stays right with the candidate's own kernel launches suppressed;
 * a time under the hardware profile's roofline floor;
@@ -31,7 +31,7 @@ no kernel of this backend to credit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .trace import TraceFindings
 from .verdicts import Verdict
@@ -50,12 +50,6 @@ TIMER_TRACE_FACTOR = 0.25  # events claiming under a quarter of the traced devic
 class Policy:
     framework_ops: str = "forbid"
     framework_threshold: float = DEFAULT_FRAMEWORK_THRESHOLD
-
-
-@dataclass
-class Evidence:
-    hack: list[str] = field(default_factory=list)
-    framework: list[str] = field(default_factory=list)
 
 
 def hack_evidence(obs: dict, findings: list[TraceFindings | None], timing: dict | None,
@@ -77,10 +71,13 @@ def hack_evidence(obs: dict, findings: list[TraceFindings | None], timing: dict 
         out.append(f"decoy: the answer stayed right with the candidate's {decoy.get('launches')} own kernel "
                    "launch(es) suppressed, so they did not compute it")
     if timing and not timing.get("interpreted"):
-        traced = next((f.busy_us_per_call for f in reversed(findings) if f is not None and f.busy_us_per_call), None)
+        # Durations only from a trace taken alone, as the timer's were: under sharing the same kernels
+        # run 4 to 4.5 times longer (19 false hacks on mkbench's own references on 4 shared H200s).
+        traced = next((f.busy_us_per_call for f in reversed(findings)
+                       if f is not None and f.alone and f.busy_us_per_call), None)
         if traced and timing["median_us"] < TIMER_TRACE_FACTOR * traced:
             out.append(f"the timer's median {timing['median_us']:.1f} us is under a quarter of the {traced:.1f} us of "
-                       "kernels the device trace shows per call")
+                       "kernels the device trace shows per call, traced with the device to itself")
         if floor_us and timing["median_us"] < ROOFLINE_SLACK * floor_us:
             out.append(f"{timing['median_us']:.1f} us is under the roofline floor of {floor_us:.1f} us for this work")
     return out

@@ -34,9 +34,11 @@ class Judgement:
     message: str = ""
     max_abs_err: float | None = None
     max_rel_err: float | None = None
+    note: str = ""  # how the verdict was reached, where it differs from the contract's description
 
     def as_dict(self) -> dict:
-        return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err}
+        return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err,
+                "note": self.note}
 
 
 KEEP_RESERVED_BYTES = 4 * 2**30  # what a judge's allocator may keep between checks (freeing costs re-allocating)
@@ -55,6 +57,11 @@ class Judge:
         self.device = device
         self._pristine: OrderedDict[tuple, tuple] = OrderedDict()
         self._structure: dict[tuple, tuple] = {}
+
+    def release(self) -> None:
+        self._pristine.clear()
+        if self.device == "cuda":
+            torch.cuda.empty_cache()
 
     def pristine(self, task: Task, shape: Shape, dtype_name: str, seed: int) -> tuple:
         key = (task.source or task.name, shape.name, dtype_name, seed)
@@ -97,8 +104,7 @@ class Judge:
 
         def reference(_p=pristine, _c=cache):
             if "ref" not in _c:
-                with torch.no_grad():
-                    _c["ref"] = normalize(task.reference(*upcast(_p, contract.reference_precision)))
+                _c["ref"], _c["note"] = self._reference(task, _p, contract.reference_precision, dtype_name)
             return _c["ref"]
 
         def candidate(*args):
@@ -114,7 +120,24 @@ class Judge:
             return Judgement(False, f"re-running the candidate for the contract failed: {exc}")
         if self.device == "cuda":
             torch.cuda.synchronize()
-        return Judgement(bool(res.ok), res.message, res.max_abs_err, res.max_rel_err)
+        return Judgement(bool(res.ok), res.message, res.max_abs_err, res.max_rel_err, cache.get("note", ""))
+
+    def _reference(self, task: Task, pristine: tuple, precision: torch.dtype | None, dtype_name: str) -> tuple[tuple, str]:
+        """The reference's outputs at the contract's precision, or at the task's own dtype when the
+        reference cannot run there (imported models keep plain float32 tensors that ``.to(float64)``
+        does not convert, e.g. KernelBench's RNN hidden states; a float64 copy of a large model's
+        activations may not fit): then as KernelBench computes it, and the judgement says so."""
+        with torch.no_grad():
+            try:
+                return normalize(task.reference(*upcast(pristine, precision))), ""
+            except Exception as exc:
+                if precision is None or precision == DTYPES[dtype_name]:
+                    raise
+                reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+            if self.device == "cuda":
+                torch.cuda.empty_cache()
+            out = normalize(task.reference(*clone_args(pristine)))
+        return out, f"reference computed at {dtype_name}: at {str(precision).removeprefix('torch.')} it raised {reason}"
 
 
 def structure_problem(out: tuple, expected: tuple) -> str | None:
@@ -160,6 +183,12 @@ def serve(conn, env: dict[str, str], device: str) -> None:
             break
         if req.get("op") == "stop":
             break
+        if req.get("op") == "release":
+            # The unit is done and gives its memory budget back: what this judge keeps (inputs, the
+            # allocator's cache) must go with it, or the lanes' judges hold memory no budget counts.
+            judge.release()
+            wire.send(conn, {"kind": "released"})
+            continue
         try:
             task = tasks.get(req["task"]) or tasks.setdefault(req["task"], load_task_file(req["task"]))
             shape = task.shape(req["shape"])

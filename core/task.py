@@ -74,6 +74,10 @@ class Task:
     #: which builds its inputs and collects results with torch inside the call): the framework work
     #: seen during the call is partly the harness's, so no framework share is measured for it
     harness_in_call: bool = False
+    #: why the reference's answer depends on earlier calls (an imported model that updates its own
+    #: attributes in forward), or None: the judge's copy then agrees with a candidate only while
+    #: both have made the same calls, so answers after the timed calls are not judged
+    stateful_reference: str | None = None
     source: str | None = field(default=None, compare=False)  # file the task was loaded from
 
     def __post_init__(self):

@@ -98,16 +98,26 @@ def _rse(samples: list[float]) -> float:
 _cudart = None
 
 
-def _reset_persisting_l2() -> bool:
-    """cudaCtxResetPersistingL2Cache through the CUDA runtime torch loaded; False if unreachable."""
+def _loaded(prefix: str) -> list[str]:
+    """Paths of shared libraries named ``prefix*`` mapped into this process (Linux)."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "/" in line}
+    except OSError:
+        return []
+    return sorted(p for p in paths if os.path.basename(p).startswith(prefix))
+
+
+def cudart():
+    """The CUDA runtime torch loaded (ctypes), or None where it cannot be reached."""
     global _cudart
     if _cudart is None:
         _cudart = False
-        candidates = ["libcudart.so"]
+        candidates = _loaded("libcudart.so") + ["libcudart.so"]  # the one torch loaded, by its path
         try:
-            import nvidia  # CUDA wheels put libcudart under nvidia/*/lib
+            import nvidia  # CUDA wheels put libcudart under nvidia/<package>/lib
             for root in nvidia.__path__:
-                candidates += glob.glob(os.path.join(root, "**", "libcudart.so*"), recursive=True)
+                candidates += glob.glob(os.path.join(root, "*", "lib", "libcudart.so*"))
         except ImportError:
             pass
         for name in candidates:
@@ -116,10 +126,16 @@ def _reset_persisting_l2() -> bool:
                 break
             except OSError:
                 continue
-    if not _cudart:
+    return _cudart or None
+
+
+def _reset_persisting_l2() -> bool:
+    """cudaCtxResetPersistingL2Cache through the CUDA runtime torch loaded; False if unreachable."""
+    lib = cudart()
+    if lib is None:
         return False
     try:
-        return _cudart.cudaCtxResetPersistingL2Cache() == 0
+        return lib.cudaCtxResetPersistingL2Cache() == 0
     except AttributeError:
         return False
 
@@ -131,13 +147,23 @@ def time_callable(call: Callable[[Sequence[Any]], Any], arg_sets: Sequence[Seque
     return _time_host(call, arg_sets, settings, interpreted)
 
 
+#: samples taken however long a call is: a median needs a few
+HARD_MIN_SAMPLES = 3
+
+
 def _keep_going(samples: list[float], spent_ms: float, s: TimingSettings) -> bool:
+    """Until ``min_samples`` and the target relative standard error, within ``budget_ms``. A call
+    so slow that ``min_samples`` would overrun the budget stops at the budget, after at least
+    ``HARD_MIN_SAMPLES`` (an eager ``torch.linalg`` call of seconds held the device exclusively for
+    twenty of them, stalling every other lane, on an H100)."""
     n = len(samples)
     if n >= s.max_samples:
         return False
-    if n < s.min_samples:
+    if n < min(s.min_samples, HARD_MIN_SAMPLES):
         return True
-    return spent_ms < s.budget_ms and _rse(samples) > s.target_rse
+    if spent_ms >= s.budget_ms:
+        return False
+    return n < s.min_samples or _rse(samples) > s.target_rse
 
 
 class RunAhead:
@@ -193,6 +219,10 @@ def _spin_rate() -> float:
     return _spin_cycles_per_us
 
 
+#: unspun calls for the cross-check medians (within a quarter of the budget, at least HARD_MIN_SAMPLES)
+PLAIN_CALLS = 10
+
+
 def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timing:
     import torch
 
@@ -231,7 +261,7 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
 
     torch.cuda.synchronize()
     t0, i = _clock(), 0
-    while (_clock() - t0) * 1000 < s.warmup_ms or i < 2:
+    while (_clock() - t0) * 1000 < s.warmup_ms or i < 1:
         one(i)  # also lets the run-ahead find its length
         i += 1
     samples: list[float] = []
@@ -243,7 +273,9 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
     # The cross-check against hidden work and the time a caller sees per call: calls as a user
     # makes them, no spin in front (the wall-clock from just before the start event to the end of
     # a device-wide sync; the event span including any wait for the host).
-    plain = [one(k, spin=False) for k in range(max(5, min(s.min_samples, 20)))]
+    plain, t0 = [], _clock()
+    while len(plain) < PLAIN_CALLS and (len(plain) < HARD_MIN_SAMPLES or (_clock() - t0) * 4000 < s.budget_ms):
+        plain.append(one(len(plain), spin=False))
     torch.cuda.synchronize()
     extra = dict(host_median_us=statistics.median(w for _, w, _ in plain),
                  launch_bound_median_us=statistics.median(us for us, _, _ in plain))

@@ -18,7 +18,9 @@ The summary is plain data sent to the orchestrator, which reads it with :func:`a
 * hidden work: kernels that ended after the timed stream's end marker started (the events could not
   see them), or that were launched after the call returned (a thread). No wall-clock slack: it
   reads the GPU's own timestamps, so a GPU shared with other processes cannot trigger it.
-* the device time per call (the union of kernel intervals), to cross-check the timer's numbers.
+* the device time per call (the union of kernel intervals), to cross-check the timer's numbers:
+  only from a trace taken with the device to itself (``alone``), since kernels that share the SMs
+  with other lanes' work run several times longer than the same kernels timed alone.
 """
 
 from __future__ import annotations
@@ -219,6 +221,15 @@ class NoTracer:
         return None
 
 
+def warm_up(device: str) -> None:
+    """One empty trace: a process's first profiler session starts CUPTI and measures the marker
+    kernel's clock, which the first traced call would otherwise pay for while it holds the device."""
+    if device == "cuda":
+        with DeviceTracer() as tracer:
+            with tracer.call():
+                pass
+
+
 def make_tracer(device: str, counter, enabled: bool = True):
     if not enabled:
         return NoTracer()
@@ -244,6 +255,9 @@ class TraceFindings:
     framework_kernels: list[str] = field(default_factory=list)  # the biggest first
     hidden: list[str] = field(default_factory=list)             # why work escaped the timer
     busy_us_per_call: float | None = None
+    #: traced with the device to itself (the orchestrator says so, from the lock it held): only then
+    #: are its kernel durations comparable with the timer's, which are taken alone
+    alone: bool = False
 
     def as_extra(self) -> dict[str, Any]:
         return {"framework_share": self.framework_share, "framework_share_basis": self.basis,
@@ -269,6 +283,7 @@ def analyze(summary: dict | None, own_names: set[str] | None, stream_timed: bool
         return None
     if summary.get("basis") == "device_time":
         f = _analyze_device(summary, own_names)
+        f.alone = summary.get("alone") is True
         if not stream_timed:
             f.hidden = [h for h in f.hidden if "launched after the call had returned" in h]
         return f

@@ -189,12 +189,43 @@ def threads_started() -> list[str]:
 
 def poison_allocator(device: str, inputs: tuple) -> None:
     """Fill the caching allocator's free memory with 0xFF (NaN for floats) so an output the candidate
-    never writes cannot inherit an earlier correct answer."""
+    never writes cannot inherit an earlier correct answer: every free block the allocator holds, in
+    both of its pools (a scalar loss lives in the small pool, where a bfloat16 answer to the previous
+    seed can pass for this seed's: a decoy run once looked right that way), and then a fresh block
+    twice the inputs' size, for the memory an output may be given from a new segment."""
     if device != "cuda":
         return
     import torch
+    poison_free_blocks()
     size = 2 * sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor)) + (1 << 20)
     torch.empty(size, dtype=torch.uint8, device="cuda").fill_(0xFF)
+
+
+def poison_free_blocks() -> int:
+    """0xFF into every inactive block of the current device's caching allocator (through the CUDA
+    runtime torch loaded); the bytes filled, 0 where the runtime cannot be reached."""
+    import ctypes
+
+    import torch
+
+    from .timing import cudart
+    lib = cudart()
+    if lib is None:
+        return 0
+    device, stream = torch.cuda.current_device(), torch.cuda.current_stream().cuda_stream
+    filled = 0
+    for segment in torch.cuda.memory_snapshot():
+        if segment.get("device", device) != device:
+            continue
+        address = segment["address"]
+        for block in segment["blocks"]:
+            start, size = block.get("address", address), block["size"]
+            if block["state"] == "inactive" and lib.cudaMemsetAsync(ctypes.c_void_p(start), 0xFF,
+                                                                     ctypes.c_size_t(size), ctypes.c_void_p(stream)) == 0:
+                filled += size
+            address = start + size
+    torch.cuda.synchronize()
+    return filled
 
 
 def context_poisoned(device: str) -> bool:
@@ -217,6 +248,8 @@ class Steps:
         self.job: dict | None = None
         self.fn = None
         self.held: list = []  # what the last answer exported: alive until the next step
+        self.pool_key: tuple | None = None  # the timing pool's (shape, dtype, seeds) and input sets
+        self.pool_sets: list | None = None
 
     # setup -----------------------------------------------------------------------------------
     def setup(self, cmd: dict) -> dict:
@@ -235,6 +268,12 @@ class Steps:
 
     def probe(self, cmd: dict) -> dict:
         return {"kind": "probe", "info": probe()}
+
+    def warm(self, cmd: dict) -> dict:
+        """Start-up costs of the traced calls, paid before the unit holds any share of the device."""
+        from . import trace as tracing
+        tracing.warm_up(self.device)
+        return {"kind": "warm"}
 
     def overhead(self, cmd: dict) -> dict:
         from .timing import measure_launch_overhead
@@ -287,6 +326,29 @@ class Steps:
                 print(f"prebuild failed (the first call will repeat it): {type(exc).__name__}: {exc}",
                       file=sys.stderr, flush=True)
 
+    def prewarm(self, cmd: dict) -> dict:
+        """Call the candidate once per (shape, dtype) on shape-only inputs with the backend's
+        compile-only patch (:meth:`mkbench.backend.Backend.prewarm`): its JIT kernels land in the
+        on-disk cache. Only ever asked of a throwaway worker (what the call leaves behind in the
+        candidate's module, a buffer kept on the ``meta`` device, must not reach an evaluation).
+        A combination that cannot be called so is skipped: its first real call compiles as before."""
+        from . import inputs as io
+        done, skipped = 0, []
+        for shape_name, dtype in cmd["combos"]:
+            patch = self.backend.prewarm(self.hw)
+            if patch is None:
+                break
+            try:
+                values = io.generate_meta(self.task, self.task.shape(shape_name), dtype)
+                with patch:
+                    self.backend.run(self.fn, values)
+                done += 1
+            except Exception as exc:  # noqa: BLE001 - see the docstring
+                skipped.append(short(f"{shape_name}/{dtype}: {type(exc).__name__}: {exc}", 300))
+        print(f"prewarm: {done} combination(s) compiled ahead; {len(skipped)} skipped" +
+              "".join(f"\n  {m}" for m in skipped), file=sys.stderr, flush=True)
+        return {"kind": "prewarmed", "done": done, "skipped": skipped}
+
     # one candidate call ----------------------------------------------------------------------
     def _call(self, inputs: tuple, trace: bool, suppress: bool) -> dict:
         """Run the candidate once on ``inputs`` (its own copy), counted, maybe traced; export what the
@@ -325,27 +387,44 @@ class Steps:
         return self._call(values, False, False)
 
     # timing ----------------------------------------------------------------------------------
+    # The timed calls (``time``) hold the device exclusively; the answers after them (``answers``)
+    # and the traced calls (``trace``) share it with other lanes. All three use one pool of inputs.
+    def _arg_sets(self, cmd: dict) -> list:
+        """The timing pool of ``cmd``'s (shape, dtype, seeds), made when it is not the one held (one
+        pool at a time: a unit's later steps on an earlier combination make it again, from the same
+        seeds)."""
+        from . import inputs as io
+        key = (cmd["shape"], cmd["dtype"], tuple(cmd["seeds"]))
+        if self.pool_key != key:
+            self.pool_key, self.pool_sets = None, None  # the old pool's memory goes before the new one is made
+            shape = self.task.shape(cmd["shape"])
+            self.pool_sets = [io.generate(self.task, shape, cmd["dtype"], s, self.device) for s in cmd["seeds"]]
+            self.pool_key = key
+            io.sync(self.device)
+        return self.pool_sets
+
     def time(self, cmd: dict) -> dict:
-        """Time the candidate over a pool of input sets, then export one more answer per pool entry:
-        the judge compares them with its judgement of the same entries before the timed calls (a
-        result cache, or stale state, shows as right before and wrong after)."""
+        """Time the candidate over the pool of input sets."""
+        timing = self.backend.time(self.fn, self._arg_sets(cmd), self.hw, cmd["settings"])
+        tamper = None if self.backend.is_baseline else tampered(self.snapshot, self.threads_mark)
+        return {"kind": "timed", "timing": timing.as_dict(), "tamper": tamper}
+
+    def answers(self, cmd: dict) -> dict:
+        """One more answer per pool entry, after the timed calls: the judge compares them with its
+        judgement of the same entries before (a result cache, or stale state, shows as right before
+        and wrong after)."""
         from . import inputs as io
         from . import transfer
         self.held = []
-        shape = self.task.shape(cmd["shape"])
-        arg_sets = [io.generate(self.task, shape, cmd["dtype"], s, self.device) for s in cmd["seeds"]]
-        timing = self.backend.time(self.fn, arg_sets, self.hw, cmd["settings"])
-        tamper = None if self.backend.is_baseline else tampered(self.snapshot, self.threads_mark)
-        self.held.append(arg_sets)
         answers = []
-        for args in arg_sets if cmd.get("answers", True) else ():
+        for args in self._arg_sets(cmd):
             # cloned here: a candidate that writes every answer into one buffer it keeps (honest) would
             # otherwise hand the judge the last answer three times
             out = io.clone_args(io.normalize(self.backend.run(self.fn, args)))
             io.sync(self.device)
             answers.append({"outputs": transfer.export_all(out), "inputs_after": transfer.export_all(args)})
             self.held.append(out)
-        return {"kind": "timed", "timing": timing.as_dict(), "tamper": tamper, "answers": answers}
+        return {"kind": "answers", "answers": answers, "tamper": tampered(self.snapshot, self.threads_mark)}
 
     def trace(self, cmd: dict) -> dict:
         """A few calls as the timer makes them (the pool's inputs, one after another), traced: the
@@ -353,8 +432,7 @@ class Steps:
         after the timed calls, with the device shared again."""
         from . import inputs as io
         from . import trace as tracing
-        shape = self.task.shape(cmd["shape"])
-        arg_sets = [io.generate(self.task, shape, cmd["dtype"], s, self.device) for s in cmd["seeds"]]
+        arg_sets = self._arg_sets(cmd)
         counter = self.backend.launch_counter()
         with counter, tracing.make_tracer(self.device, counter) as tracer:
             for k in range(cmd["calls"]):

@@ -331,6 +331,132 @@ def test_kernelbench_contract_option(tmp_path):
         tmp_path / "t" / "activation" / "kb_19_relu.py").read_text()
 
 
+_CELL_PROBLEM = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+        self.state = torch.zeros(4, n)
+
+    def forward(self, x):
+        self.state = self.state.to(x.device)
+        self.state = torch.tanh(self.lin(x) + self.state)
+        return self.state
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+def get_init_inputs():
+    return [8]
+"""
+
+_CELL_CANDIDATE = """
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+        self.state = torch.zeros(4, n)
+
+    def forward(self, x):
+        self.state = torch.tanh(x @ self.lin.weight.t() + self.lin.bias + self.state.to(x.device))
+        return self.state
+"""
+
+
+def _kb_files(tmp_path, problem: str, candidates: dict[str, str]):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "31_Cell.py").write_text(problem)
+    for name, code in candidates.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "31_Cell.py").write_text(code)
+
+
+def test_stateful_reference_is_read_from_forward():
+    assert kbg.stateful_reference(_CELL_PROBLEM) == "Model.forward assigns self.state at line 13"
+    in_place = _CELL_PROBLEM.replace("self.state = torch.tanh(self.lin(x) + self.state)", "self.state.add_(x)")
+    assert kbg.stateful_reference(in_place) == "Model.forward updates self.state in place at line 13"
+    # moving an attribute to the input's device (KernelBench's LSTMs: self.h0 = self.h0.to(x.device)) is no state
+    moved = _CELL_PROBLEM.replace("self.state = torch.tanh(self.lin(x) + self.state)", "return self.lin(x) + self.state")
+    assert kbg.stateful_reference(moved) is None
+
+
+def test_stateful_reference_answers_after_timing_are_not_judged(cli_fresh, tmp_path, store_path, pycand):
+    """A model that keeps its hidden state across calls (KernelBench's VanillaRNN): an honest
+    candidate answers differently after the timed calls because it was called more often than the
+    judge's copy. That is no evidence of caching, so it is not judged, and the row says so."""
+    _kb_files(tmp_path, _CELL_PROBLEM, {"c": _CELL_CANDIDATE})
+    code, _, err = cli_fresh("import", "kernelbench", tmp_path / "p", "--out", tmp_path / "t", "--category", "fusion", "--shape-role", "standard",
+                             "--candidates", tmp_path / "c", "--solutions-out", tmp_path / "s")
+    assert code == 0, err
+    assert load_task_file(tmp_path / "t" / "fusion" / "kb_31_cell.py").stateful_reference.startswith(
+        "Model.forward assigns self.state")
+    code, _, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tmp_path / "t", "--solutions", tmp_path / "s",
+                             "--method", "kb", "--task", "kb_31_cell", "--store", store_path, *RUN)
+    assert code == 0, err
+    (row,) = _rows(store_path)
+    assert row["verdict"] == "correct" and row["perf_status"] == "timed", row["error"]
+    assert "the reference keeps state across calls (Model.forward assigns self.state" in row["extra"]["unchecked"]
+
+
+_FLOAT32_STATE_PROBLEM = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = torch.randn(n, n)  # a plain tensor: .to(float64) leaves it float32
+
+    def forward(self, x):
+        return torch.mm(x, self.w.to(x.device))
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+def get_init_inputs():
+    return [8]
+"""
+
+_FLOAT32_STATE_CANDIDATE = """
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = torch.randn(n, n)
+
+    def forward(self, x):
+        return (x[:, :, None] * self.w.to(x.device)[None]).sum(1){wrong}
+"""
+
+
+def test_reference_that_cannot_run_in_float64_is_computed_at_the_task_dtype(cli_fresh, tmp_path, store_path, pycand):
+    """KernelBench's RNNs keep float32 hidden states that .to(float64) does not convert, so the
+    judge's float64 reference raised and every candidate was an error. The judge now falls back to
+    the task's dtype, as KernelBench computes it, and says so; a wrong answer still fails."""
+    _kb_files(tmp_path, _FLOAT32_STATE_PROBLEM, {"good": _FLOAT32_STATE_CANDIDATE.format(wrong=""),
+                                                 "bad": _FLOAT32_STATE_CANDIDATE.format(wrong=" + 1e-2")})
+    for name in ("good", "bad"):
+        code, _, err = cli_fresh("import", "kernelbench", tmp_path / "p", "--out", tmp_path / "t", "--category", "matmul", "--shape-role", "standard",
+                                 "--candidates", tmp_path / name, "--solutions-out", tmp_path / f"s_{name}")
+        assert code == 0, err
+        code, _, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tmp_path / "t", "--solutions",
+                                 tmp_path / f"s_{name}", "--method", name, "--task", "kb_31_cell", "--store", store_path,
+                                 "--no-timing", *RUN)
+        assert code == 0, err
+    rows = {r["method"]: r for r in _rows(store_path)}
+    assert rows["good"]["verdict"] == "correct", rows["good"]["error"]
+    assert rows["good"]["extra"]["judge_note"].startswith("reference computed at float32: at float64 it raised RuntimeError")
+    assert rows["bad"]["verdict"] == "incorrect" and "outside" in rows["bad"]["error"]
+
+
 # --- KernelBench-X ---------------------------------------------------------------------------
 
 def test_strip_fences():

@@ -55,6 +55,10 @@ class TritonBackend(Backend):
     def launch_counter(self, suppress=False):
         return TritonLaunchCounter(suppress)
 
+    def prewarm(self, hw):
+        # the interpreter compiles nothing
+        return TritonCompileOnly() if hw.device == "cuda" else None
+
     def own_kernel_names(self, task, source):
         from mkbench.trace import jit_function_names
         return jit_function_names(Path(source).read_text())
@@ -127,6 +131,34 @@ class TritonLaunchCounter(LaunchCounter):
     def __exit__(self, *exc):
         for owner, attr, original in self._patched:
             setattr(owner, attr, original)
+
+
+class TritonCompileOnly:
+    """Inside the block, a launch of a @triton.jit kernel compiles it (into TRITON_CACHE_DIR) and
+    returns without launching (Triton's own ``warmup``), and an autotuned kernel compiles every
+    configuration instead of benchmarking them (its choice is made later, in the real run)."""
+
+    def __enter__(self):
+        from triton.runtime.autotuner import Autotuner
+        from triton.runtime.jit import JITFunction
+        self._patched = [(JITFunction, "run", JITFunction.run), (Autotuner, "run", Autotuner.run)]
+        jit_run = JITFunction.run
+
+        def compile_only(fn, *args, **kwargs):
+            kwargs["warmup"] = True
+            return jit_run(fn, *args, **kwargs)
+
+        def compile_configs(tuner, *args, **kwargs):
+            kwargs.pop("warmup", None)
+            return tuner.warmup(*args, **kwargs)
+
+        JITFunction.run, Autotuner.run = compile_only, compile_configs
+        return self
+
+    def __exit__(self, *exc):
+        for owner, attr, original in self._patched:
+            setattr(owner, attr, original)
+        return False
 
 
 @hookimpl

@@ -110,6 +110,8 @@ def run(args) -> int:
         hw = result["hw"]
         print(f"\nrun {run_id} on {hw.display_name} (profile {hw.name}); results in {args.store}")
         print_summary(summarize_run(store, run_id))
+        if result.get("engine_line"):
+            print(result["engine_line"])
         if args.json:
             write_json(store, [run_id], args.json)
             print(f"JSON written to {args.json}")

@@ -19,9 +19,17 @@ from pathlib import Path
 from ..task import DTYPES
 from .lane import EvalSettings, Lane
 
-MEMORY_SHARE = 0.8         # of the device's memory that lanes may plan to use together
-FOOTPRINT_FACTOR = 12      # x the largest combination's task bytes: worker inputs, outputs, pool, judge
+MEMORY_SHARE = 0.75        # of the device's memory that lanes may plan to use together (the rest: CUDA contexts)
+FOOTPRINT_FACTOR = 8       # x the largest combination's task bytes: worker inputs, outputs, pool, poison block
+JUDGE_FACTOR = 4           # x the same bytes at the reference's precision: pristine inputs, upcast copies, reference, comparison
 CONTEXT_BYTES = 1 << 30    # per unit: a worker's and a judge's CUDA contexts and allocator slack
+
+
+def default_lanes(cores: int) -> int:
+    """Lanes per GPU: three quarters of the cores, 2 to 12. A lane's host work (a worker starting, the
+    JIT compile ahead, the judge's bookkeeping) is what keeps the GPU fed; the memory budget, not the
+    lane count, bounds how many units hold the device at once."""
+    return max(2, min(12, cores * 3 // 4))
 
 
 class RWLock:
@@ -87,13 +95,22 @@ class MemoryBudget:
 
 
 def footprint(unit) -> int:
-    biggest = 0
+    """Device memory a unit may hold at once: the worker's share (``FOOTPRINT_FACTOR`` x the largest
+    combination's bytes: inputs, outputs, the timing pool, the poison block) and the judge's
+    (``JUDGE_FACTOR`` x the same bytes at the precision the contract computes the reference in: a
+    float64 reference of a bfloat16 task is four times its size; judges went out of memory on an
+    H200 while only the worker's share was counted), and the two CUDA contexts."""
+    worker = judge = 0
+    precision = getattr(getattr(unit.task, "contract", None), "reference_precision", None)
     for shape_name, dtype in unit.combos:
         try:
-            biggest = max(biggest, int(unit.task.bytes(unit.task.shape(shape_name), DTYPES[dtype])))
+            shape, native = unit.task.shape(shape_name), DTYPES[dtype]
+            worker = max(worker, int(unit.task.bytes(shape, native)))
+            upcast = precision if precision is not None and native.is_floating_point else native
+            judge = max(judge, int(unit.task.bytes(shape, upcast)))
         except Exception:  # a task whose byte count fails is admitted on the context cost alone
             pass
-    return FOOTPRINT_FACTOR * biggest + CONTEXT_BYTES
+    return FOOTPRINT_FACTOR * worker + JUDGE_FACTOR * judge + CONTEXT_BYTES
 
 
 class Device:
@@ -120,8 +137,11 @@ class Device:
     def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> dict:
         lane = self._free.get()
         try:
-            with self.memory.hold(footprint(unit)):
-                return lane.evaluate(unit, settings, log_path, env)
+            prewarm = lane.prewarm(unit, settings, log_path, env)  # host work: before the unit needs room on the device
+            obs = lane.evaluate(unit, settings, log_path, env, room=lambda: self.memory.hold(footprint(unit)))
+            if prewarm is not None:
+                obs.setdefault("steps", {})["prewarm"] = prewarm
+            return obs
         except Exception as exc:  # mkbench's own failure: it costs this unit, with the reason, not the run
             import traceback
             from .lane import new_observation

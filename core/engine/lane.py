@@ -8,9 +8,10 @@ judge only judges (:mod:`mkbench.judge`). For a unit (one candidate or baseline 
    from the seed (the first seed traced), the judge regenerates the inputs and judges the outputs;
 3. the decoy check (backends that can suppress launches): the first seed once more with the
    candidate's own launches suppressed; a right answer then was not computed by them;
-4. timing, with the device to itself (:class:`~.device.Device`): each timing input judged before the
-   timed calls, the timed calls and a few traced ones, the same inputs judged again after them, and
-   one fresh seed.
+4. timing, with the device to itself (:class:`~.device.Device`), once per unit for all its
+   combinations: each timing input judged before (shared), then, alone, the timed calls and a few
+   traced ones (the trace's kernel durations are compared with the timer's only when both were taken
+   alone), then, shared again, the same inputs judged after them and one fresh seed.
 
 What is observed is returned as plain data (:func:`new_observation`); the orchestrator turns it into
 rows (:mod:`.rows`). A worker that crashes, hangs past a step's limit or corrupts its device context
@@ -20,9 +21,10 @@ ends its own unit only; the lane kills it (and anything it started) and goes on.
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import judge as judge_mod
 from .. import transfer
@@ -40,9 +42,6 @@ class Limits:
     correctness: float = 180.0
     timing: float = 180.0
     start: float = 120.0  # forking and setting up, before the first answer
-
-    def for_stage(self, stage: str | None) -> float:
-        return {"compile": self.compile, "correctness": self.correctness, "timing": self.timing}.get(stage or "", self.start)
 
 
 @dataclass
@@ -89,13 +88,28 @@ class Lane:
             self._judge = Child(judge_mod.serve, (self.env, self.device.kind), self.modules)
         return self._judge
 
+    def _release_judge(self, settings: EvalSettings) -> None:
+        """The judge lets go of the unit's memory before the unit's budget is given back (a judge
+        that does not answer is replaced)."""
+        if self._judge is None or not self._judge.proc.is_alive():
+            return
+        try:
+            if self._judge.request({"op": "release"}, settings.limits.start).get("kind") != "released":
+                raise ValueError("unexpected answer")
+        except Exception:  # noqa: BLE001 - a judge that cannot release is not trusted with the next unit
+            self.close()
+
     def close(self) -> None:
         if self._judge is not None:
             self._judge.stop(grace=2)
             self._judge = None
 
     # --- one unit ----------------------------------------------------------------------------
-    def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> dict[str, Any]:
+    def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str],
+                 room: Callable[[], AbstractContextManager] = nullcontext) -> dict[str, Any]:
+        """``room()`` holds the unit's share of the device's memory: taken after the compile (host
+        work: nvcc, imports, the profiler's start-up), given back after the worker has exited and the
+        judge has let go of the unit's inputs."""
         obs = new_observation()
         obs["lane"] = f"{self.device.name}/lane{self.index}"
         if self.closing:
@@ -103,10 +117,12 @@ class Lane:
             return obs
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
+        t = time.monotonic()
         w = self.current = Child(worker_mod.entry, (dict(self.env, **env), str(log_path) if log_path else None,
                                                     settings.worker_memory_mb), self.modules)
         state = {"stage": "start", "combo": None, "t": time.monotonic(), "seconds": obs["seconds"]}
-        self.clock = obs["steps"] = {}  # seconds per kind of step, summed over the unit
+        self.clock = obs["steps"] = {"fork": round(state["t"] - t, 3)}  # seconds per kind of step, summed over the unit
+        holding = ExitStack()
         try:
             self._expect(w.request({"op": "setup", "job": _job(unit)}, settings.limits.start), "ready")
             _stage(state, "compile")
@@ -115,6 +131,12 @@ class Lane:
             obs["compile"] = {"ok": reply["ok"], "message": reply["message"], "checks": reply["checks"]}
             if not reply["ok"] or unit.compile_only:
                 return obs
+            if not unit.backend.is_baseline:
+                self._expect(w.request({"op": "warm"}, settings.limits.start), "warm")
+            _stage(state, "wait_memory")
+            self.state = f"wait for memory {unit.task.name}"
+            holding.enter_context(room())
+            self.clock["wait_memory"] = round(time.monotonic() - state["t"], 3)
             _stage(state, "correctness")
             passed = self._correctness(unit, settings, w, obs, state)
             if settings.time_roles:
@@ -140,11 +162,41 @@ class Lane:
                                "message": f"worker error: {type(exc).__name__}: {exc}"}
         finally:
             _stage(state, "done")
+            t = time.monotonic()
             w.stop(grace=2)
+            self._release_judge(settings)
+            holding.close()
+            self.clock["stop"] = round(time.monotonic() - t, 3)
             self.current = None
             self.state = "idle"
         obs["log_tail"] = log_tail(log_path)
         return obs
+
+    def prewarm(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> float | None:
+        """Compile the candidate's JIT kernels ahead, in a throwaway worker that holds no device lock
+        (see :meth:`mkbench.backend.Backend.prewarm`); the seconds it took, or None where the
+        backend cannot. Nothing it does is evidence: a failure here only means the real first call
+        compiles, as it would have."""
+        if (unit.backend.is_baseline or unit.source is None or unit.compile_only or self.closing
+                or unit.backend.prewarm(unit.hw) is None):
+            return None
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+        t = time.monotonic()
+        self.state = f"prewarm {unit.task.name}"
+        w = self.current = Child(worker_mod.entry, (dict(self.env, **env), str(log_path) if log_path else None,
+                                                    settings.worker_memory_mb), self.modules)
+        try:
+            self._expect(w.request({"op": "setup", "job": _job(unit)}, settings.limits.start), "ready")
+            if self._expect(w.request({"op": "compile"}, settings.limits.compile), "compiled")["ok"]:
+                w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
+        except Exception:  # noqa: BLE001 - a hang, a crash, garbage: see the docstring
+            pass
+        finally:
+            w.stop(grace=2)
+            self.current = None
+            self.state = "idle"
+        return round(time.monotonic() - t, 3)
 
     @staticmethod
     def _expect(reply: Any, kind: str) -> dict:
@@ -171,7 +223,9 @@ class Lane:
                 t = time.monotonic()
                 with self.device.shared():
                     self.clock["wait_shared"] = round(self.clock.get("wait_shared", 0.0) + time.monotonic() - t, 3)
-                    ran = self._run(w, {"op": "run", "shape": shape, "dtype": dtype, "seed": seed, "trace": k == 0},
+                    # the device trace is evidence about a candidate: a baseline is the task's own code
+                    trace = k == 0 and not unit.backend.is_baseline
+                    ran = self._run(w, {"op": "run", "shape": shape, "dtype": dtype, "seed": seed, "trace": trace},
                                     settings.limits.correctness)
                     if ran.get("kind") == "failed":
                         status, message = self._failed_status(ran, c)
@@ -181,6 +235,8 @@ class Lane:
                     if ran.get("tamper") and not c.get("tamper"):
                         c["tamper"] = f"seed {k}: {ran['tamper']}"
                     verdict = self._judge_ran(unit, shape, dtype, seed, ran, w, settings)
+                if verdict.get("note"):
+                    c["judge_note"] = verdict["note"]
                 if not verdict["ok"]:
                     status, message = "incorrect", f"seed {k}: {verdict['message']}"
                     errs = (verdict.get("max_abs_err"), verdict.get("max_rel_err"))
@@ -217,6 +273,17 @@ class Lane:
                 return {"checked": True, "still_correct": False, "launches": None}
             verdict = self._judge_ran(unit, shape, dtype, seed, ran, w, settings)
         return {"checked": True, "still_correct": bool(verdict["ok"]), "launches": ran.get("launches")}
+
+    def _step(self, w: Child, cmd: dict, settings: EvalSettings, clock_key: str) -> dict:
+        """One timing-stage request, its seconds added to ``clock_key``."""
+        t = time.monotonic()
+        try:
+            reply = w.request(cmd, settings.limits.timing)
+        finally:
+            self.clock[clock_key] = round(self.clock.get(clock_key, 0.0) + time.monotonic() - t, 3)
+        if not isinstance(reply, dict):
+            raise _Abnormal("error", f"worker error: answered {type(reply).__name__}, not a message")
+        return reply
 
     def _run(self, w: Child, cmd: dict, timeout: float) -> dict:
         t = time.monotonic()
@@ -272,15 +339,17 @@ class Lane:
 
     # --- timing ---------------------------------------------------------------------------
     def _timing(self, unit, settings: EvalSettings, w: Child, obs: dict, passed: list, state: dict) -> None:
-        """Only the timed calls hold the device exclusively; the judgements around them are
-        correctness work and share it with the other lanes."""
+        """The timed calls of every combination in one exclusive hold of the device: each hold makes
+        the other lanes finish their steps and wait, so one per unit, not one per combination. The
+        judgements before and after are correctness work and share the device with the other lanes."""
         s = settings.timing
+        trusted = unit.backend.is_baseline  # the task's own reference code: nothing to catch, just time it
+        timed_combos = []
         for shape, dtype in passed:
             state["combo"] = [shape, dtype]
             self.state = f"time {unit.task.name} {shape}/{dtype}"
             c = obs["combos"][combo_key(shape, dtype)]
             pool = [seed_for(settings.run_seed, "timing", unit.task.name, shape, dtype, k) for k in range(s.pool_size)]
-            trusted = unit.backend.is_baseline  # the task's own reference code: nothing to catch, just time it
             if not trusted:
                 # Each timing input judged once before any timed call, on a fresh copy made from its
                 # seed: an input answered wrongly here is an incorrect answer, not evidence of cheating.
@@ -296,52 +365,90 @@ class Lane:
                             break
                 if c.get("before") or c.get("timing_error"):
                     continue
-            waited = time.monotonic()
-            with self.device.exclusive():
-                self.clock["wait_exclusive"] = round(self.clock.get("wait_exclusive", 0.0) + time.monotonic() - waited, 3)
-                t = time.monotonic()
-                timed = w.request({"op": "time", "shape": shape, "dtype": dtype, "seeds": pool, "settings": s,
-                                   "answers": not trusted}, settings.limits.timing)
-                self.clock["time_step"] = round(self.clock.get("time_step", 0.0) + time.monotonic() - t, 3)
-            if timed.get("kind") == "failed":
-                c["timing_error"] = self._failed_status(timed, c)[1]
-                continue
-            if timed.get("kind") != "timed":
-                raise _Abnormal("error", "worker error: unexpected answer to a timing step")
-            c.update(timing=timed["timing"], timing_tamper=timed.get("tamper"))
-            if trusted:
-                continue
-            with self.device.shared():
-                if settings.trace_calls:
-                    t = time.monotonic()
-                    traced = w.request({"op": "trace", "shape": shape, "dtype": dtype, "seeds": pool,
-                                        "calls": settings.trace_calls}, settings.limits.timing)
-                    self.clock["trace_step"] = round(self.clock.get("trace_step", 0.0) + time.monotonic() - t, 3)
-                    if traced.get("kind") == "traced":
-                        c["timing_trace"] = traced.get("trace")
-                        c["timing_tamper"] = c.get("timing_tamper") or traced.get("tamper")
-                    elif traced.get("kind") == "failed":
-                        c["timing_error"] = self._failed_status(traced, c)[1]
-                        continue
-                for k, (seed, answer) in enumerate(zip(pool, timed["answers"])):
-                    verdict = self._judge_ran(unit, shape, dtype, seed, answer, w, settings)
-                    if not verdict["ok"]:
-                        c["stale"] = (f"timing input {k} was answered correctly before the timed calls and wrongly "
-                                      f"after them (cached or stale results?): {verdict['message']}")
-                        break
-                # Inputs never seen before, after the timed calls. Wrong here is wrong, but nothing
-                # shows it was right before: incorrect, not hack.
-                seed = seed_for(settings.run_seed, unit.task.name, shape, dtype, 1000)
-                ran = self._run(w, {"op": "run", "shape": shape, "dtype": dtype, "seed": seed}, settings.limits.timing)
-                if ran.get("kind") == "failed":
-                    c["fresh"] = "after timing, a fresh seed fails: " + self._failed_status(ran, c)[1]
-                else:
-                    if ran.get("tamper") and not c.get("tamper"):
-                        c["tamper"] = "after timing: " + ran["tamper"]
-                    verdict = self._judge_ran(unit, shape, dtype, seed, ran, w, settings)
-                    if not verdict["ok"]:
-                        c["fresh"] = f"after timing, a fresh seed fails: {verdict['message']}"
+            timed_combos.append((shape, dtype, c, {"shape": shape, "dtype": dtype, "seeds": pool}))
+        if not timed_combos:
+            return
+        waited = time.monotonic()
+        with self.device.exclusive():
+            self.clock["wait_exclusive"] = round(self.clock.get("wait_exclusive", 0.0) + time.monotonic() - waited, 3)
+            for shape, dtype, c, step in timed_combos:
+                state["combo"] = [shape, dtype]
+                self.state = f"time {unit.task.name} {shape}/{dtype}"
+                # the worker makes the pool's inputs first (milliseconds), then times the calls
+                timed = self._step(w, dict(step, op="time", settings=s), settings, "time_step")
+                if timed.get("kind") == "failed":
+                    c["timing_error"] = self._failed_status(timed, c)[1]
+                    continue
+                if timed.get("kind") != "timed":
+                    raise _Abnormal("error", "worker error: unexpected answer to a timing step")
+                c.update(timing=timed["timing"], timing_tamper=timed.get("tamper"))
+                if not trusted and settings.trace_calls:
+                    self._trace_alone(settings, w, c, step)
+        if trusted:
+            return
+        for shape, dtype, c, step in timed_combos:
+            if "timing" in c and not c.get("timing_error"):  # timed, and traced without failing
+                state["combo"] = [shape, dtype]
+                self.state = f"check after timing {unit.task.name} {shape}/{dtype}"
+                with self.device.shared():
+                    self._after_timing(unit, settings, w, c, step)
         state["combo"] = None
+
+    def _trace_alone(self, settings: EvalSettings, w: Child, c: dict, step: dict) -> None:
+        """A few calls traced as the timer made them, right after it, still holding the device alone:
+        the trace's kernel durations are then comparable with the timer's (under sharing the same
+        kernels ran 4 to 4.5 times longer on an H200, which made honest kernels look like hacks)."""
+        traced = self._step(w, dict(step, op="trace", calls=settings.trace_calls), settings, "trace_step")
+        if traced.get("kind") == "traced":
+            trace = traced.get("trace")
+            if isinstance(trace, dict):
+                trace["alone"] = True  # said by the orchestrator, which held the lock, whatever the worker sent
+            c["timing_trace"] = trace
+            c["timing_tamper"] = c.get("timing_tamper") or traced.get("tamper")
+        elif traced.get("kind") == "failed":
+            c["timing_error"] = self._failed_status(traced, c)[1]
+
+    def _after_timing(self, unit, settings: EvalSettings, w: Child, c: dict, step: dict) -> None:
+        """The pool's inputs answered again (stale or cached answers), and one fresh seed."""
+        shape, dtype, pool = step["shape"], step["dtype"], step["seeds"]
+        if unit.task.stateful_reference:
+            answered = {"kind": "answers", "answers": []}
+        else:
+            answered = self._step(w, dict(step, op="answers"), settings, "time_answers")
+        if answered.get("kind") == "failed":
+            c["timing_error"] = self._failed_status(answered, c)[1]
+            return
+        if answered.get("kind") != "answers":
+            raise _Abnormal("error", "worker error: unexpected answer to an answers step")
+        c["timing_tamper"] = c.get("timing_tamper") or answered.get("tamper")
+        if unit.task.stateful_reference:
+            # The reference's own answers change from call to call: after the timed calls the
+            # candidate has made many more calls than the judge's copy, so answers then prove nothing.
+            c["unchecked"] = ("answers after the timed calls not judged: the reference keeps state across "
+                              f"calls ({unit.task.stateful_reference})")
+            return
+        try:
+            for k, (seed, answer) in enumerate(zip(pool, answered["answers"])):
+                verdict = self._judge_ran(unit, shape, dtype, seed, answer, w, settings)
+                if not verdict["ok"]:
+                    c["stale"] = (f"timing input {k} was answered correctly before the timed calls and wrongly "
+                                  f"after them (cached or stale results?): {verdict['message']}")
+                    break
+        finally:  # the answers not judged (after a wrong one) let go of their shared memory too
+            transfer.unlink(transfer.shm_names([d for a in answered["answers"]
+                                                for d in a.get("outputs", []) + a.get("inputs_after", [])]))
+        # Inputs never seen before, after the timed calls. Wrong here is wrong, but nothing
+        # shows it was right before: incorrect, not hack.
+        seed = seed_for(settings.run_seed, unit.task.name, shape, dtype, 1000)
+        ran = self._run(w, {"op": "run", "shape": shape, "dtype": dtype, "seed": seed}, settings.limits.timing)
+        if ran.get("kind") == "failed":
+            c["fresh"] = "after timing, a fresh seed fails: " + self._failed_status(ran, c)[1]
+            return
+        if ran.get("tamper") and not c.get("tamper"):
+            c["tamper"] = "after timing: " + ran["tamper"]
+        verdict = self._judge_ran(unit, shape, dtype, seed, ran, w, settings)
+        if not verdict["ok"]:
+            c["fresh"] = f"after timing, a fresh seed fails: {verdict['message']}"
 
 
 def _stage(state: dict, stage: str) -> None:

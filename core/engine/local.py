@@ -10,6 +10,7 @@ a second while nothing finishes, so the caller can renew its heartbeat and redra
 from __future__ import annotations
 
 import concurrent.futures as cf
+import heapq
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -38,18 +39,33 @@ class LocalExecutor:
         pool = cf.ProcessPoolExecutor(self.workers, mp_context=procs.context(self.modules), initializer=pool_initializer)
         lanes = {d.name: cf.ThreadPoolExecutor(len(d.lanes), thread_name_prefix=f"mkbench-{d.name}") for d in self.devices}
         pending: dict[cf.Future, tuple[str, Unit]] = {}
+        # Units ready for a lane, by plan position: a lane takes the earliest, so a task's baseline and
+        # its candidate run near each other (baselines need no preparing; queued first, they would all
+        # run before any candidate, and a run stopped part-way would hold no candidate at all).
+        ready: list[tuple[int, Unit]] = []
+        position: dict[int, int] = {}
+        capacity = sum(len(d.lanes) for d in self.devices)
+
+        def fill() -> None:
+            while ready and sum(self._load.values()) < capacity:
+                unit = heapq.heappop(ready)[1]
+                pending[self._evaluate(lanes, unit)] = ("evaluate", unit)
+
         try:
-            for unit in units:
+            for k, unit in enumerate(units):
+                position[id(unit)] = k
                 if not unit.needs_worker:
                     yield unit, None
                 elif unit.backend.is_baseline or unit.source is None:
-                    pending[self._evaluate(lanes, unit)] = ("evaluate", unit)
+                    heapq.heappush(ready, (k, unit))
                 else:
                     pending[pool.submit(prepare, unit)] = ("prepare", unit)
-            while pending:
+            while pending or ready:
+                fill()
                 done, _ = cf.wait(pending, timeout=1.0, return_when=cf.FIRST_COMPLETED)
                 if not done:
                     yield None, None
+                finished = []
                 # in plan order, not the set's: with one prepare worker and one lane, units run in plan order
                 for fut in [f for f in pending if f in done]:
                     step, unit = pending.pop(fut)
@@ -59,12 +75,14 @@ class LocalExecutor:
                         except Exception as exc:  # the pool process died (parser exhausted, killed)
                             unit.invalid = f"{unit.source}: could not be read or parsed ({type(exc).__name__}: {exc})"
                         if unit.needs_worker:
-                            pending[self._evaluate(lanes, unit)] = ("evaluate", unit)
+                            heapq.heappush(ready, (position[id(unit)], unit))
                         else:
-                            yield unit, None
+                            finished.append((unit, None))
                     else:
                         self._load[unit.device_name] -= 1
-                        yield unit, fut.result()
+                        finished.append((unit, fut.result()))
+                fill()  # the lanes first, then the rows are written
+                yield from finished
         finally:
             for d in self.devices:
                 d.close(kill=True)

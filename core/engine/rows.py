@@ -128,6 +128,9 @@ def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> Non
         if c.get("fresh") and status == "correct":
             status, message = "incorrect", c["fresh"]
             r["correct_status"] = "incorrect"
+    for key in ("judge_note", "unchecked"):  # what the verdict did not rest on: said with it
+        if c.get(key):
+            r["extra"][key] = c[key]
     if unit.backend.is_baseline:
         r.update(verdict=Verdict(status), error=message or None)
         return

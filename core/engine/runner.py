@@ -24,7 +24,8 @@ from ..registry import Registry
 from ..store import RunOwned, Store, this_owner
 from ..timing import TimingSettings
 from . import procs
-from .device import Device
+from .clock import engine_line, unit_clocks
+from .device import Device, default_lanes
 from .lane import EvalSettings, Limits
 from .plan import Planner, Unit
 from .rows import rows_for, skipped_rows
@@ -162,7 +163,8 @@ class Runner:
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             executor = self._executor(hw, probe, run, modules)
-            beat = time.monotonic()
+            beat = started = time.monotonic()
+            clocks: list = []  # of the units evaluated in this session, for the engine line
             cached = set()
             for unit in todo:
                 rows = self._cached_rows(unit, env_key)
@@ -178,6 +180,7 @@ class Runner:
                     continue
                 rows = rows_for(unit, obs, opt.policy, opt.timed, tuple(opt.time_roles))
                 self._record(run_id, unit, rows, overhead)
+                clocks += unit_clocks(rows)
                 if unit.backend.is_baseline and opt.baseline_cache and env_key:
                     self.store.cache_baseline(_task_digest(unit), env_key, env_doc, run_id, rows)
         except RunOwned:
@@ -187,8 +190,13 @@ class Runner:
             raise
         finally:
             signal.signal(signal.SIGTERM, previous)
-        self.store.set_run_status(run_id, "finished", {"gpu_state_at_end": environment.gpu_state()})
-        return {"run_id": run_id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid]}
+        wall = time.monotonic() - started
+        lanes = len(executor.lane_states())
+        engine = {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []),
+                               {"wall_s": round(wall, 3), "lanes": lanes, "units": len(clocks)}]}
+        self.store.set_run_status(run_id, "finished", {"gpu_state_at_end": environment.gpu_state(), "engine_clock": engine})
+        return {"run_id": run_id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid],
+                "engine_line": engine_line(clocks, wall, lanes)}
 
     # --- pieces -------------------------------------------------------------------------------
     def _open_run(self, config_key: str, config: dict, hw: HardwareProfile, probe: dict) -> int | None:
@@ -234,7 +242,7 @@ class Runner:
             bad = [i for i in indices if i >= count]
             if bad:
                 raise BadInput(f"--gpus {self.opt.gpus}: this machine has {count} GPU(s) (0..{count - 1})")
-        lanes = self.opt.lanes or max(2, min(8, cores // 2))
+        lanes = self.opt.lanes or default_lanes(cores)
         return [Device("cuda", i, lanes, {"TRITON_INTERPRET": "0"}, modules, probe.get("memory_bytes"))
                 for i in indices]
 

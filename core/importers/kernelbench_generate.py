@@ -58,6 +58,8 @@ a machine with no NVIDIA GPU).
 
 from __future__ import annotations
 
+import ast
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +118,51 @@ def static_problem(source: str) -> str | None:
         return f"syntax error at line {exc.lineno}: {exc.msg}"
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if n not in names]
     return f"defines no {', '.join(missing)} at top level" if missing else None
+
+
+#: methods whose result is the same tensor moved or viewed: ``self.h0 = self.h0.to(x.device)`` keeps
+#: the model's answers independent of earlier calls
+_MOVES = {"to", "cuda", "cpu", "type", "float", "double", "half", "bfloat16", "contiguous", "detach", "clone"}
+
+
+def stateful_reference(source: str) -> str | None:
+    """Where ``Model.forward`` changes the model's own state from what it computes (KernelBench's
+    VanillaRNN assigns ``self.hidden`` the new hidden state on every call), or None. Read from the
+    problem's source: this describes the task, never a candidate. Moving or viewing an attribute
+    (``self.h0 = self.h0.to(x.device)``) does not count."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    forward = next((n for n in (model.body if model else []) if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    for node in ast.walk(forward) if forward else ():
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        for target in targets:
+            if _on_self(target) and not (isinstance(node, ast.Assign) and _is_move(node.value)):
+                return f"Model.forward assigns {ast.unparse(target)} at line {node.lineno}"
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_")
+                and not node.func.attr.endswith("__") and _on_self(node.func.value)):
+            return f"Model.forward updates {ast.unparse(node.func.value)} in place at line {node.lineno}"
+    return None
+
+
+def _stateful_argument(why: str | None) -> str:
+    return f"\n    stateful_reference={why!r}," if why else ""
+
+
+def _on_self(node: ast.AST) -> bool:
+    """``self.x``, ``self.x[i]``, ``self.x.y``: the model's own state."""
+    if not isinstance(node, (ast.Attribute, ast.Subscript)):
+        return False
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _is_move(value: ast.AST) -> bool:
+    return (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES
+            and _on_self(value.func.value))
 
 
 def measure_io(module) -> dict | None:
@@ -196,7 +243,7 @@ TASK = Task(
     dtypes=("float32",),
     contract=_contracts.{contract},
     flops=flops,
-    bytes=nbytes_moved,
+    bytes=nbytes_moved,{stateful}
 )
 '''
 
@@ -216,7 +263,8 @@ def write_task(p: Problem, out: Path, *, role: str, contract: str, measure: bool
     write_file(task_file, TASK_TEMPLATE.format(
         label=p.label, src_name=src_name, seed=WEIGHT_SEED, role=role, task=p.task, io=io, category=p.category,
         why=p.why, description=f"KernelBench {level}{p.stem or f'problem {p.number}'} ({p.why})",
-        params=_shape_params(io), contract=CONTRACTS[contract], contract_note=CONTRACT_NOTES[contract]))
+        params=_shape_params(io), contract=CONTRACTS[contract], contract_note=CONTRACT_NOTES[contract],
+        stateful=_stateful_argument(stateful_reference(p.source))))
     return task_file, io
 
 

@@ -1,0 +1,136 @@
+"""Engine throughput: the same `mkbench run` by the previous main and by this tree, one after the
+other on the same device, and a summary.json of what each measured.
+
+    python benchmarks/throughput.py --previous PREV_TREE --out OUT [--limit S] -- RUN_ARGS...
+
+PREV_TREE is a checkout (or `git archive`) of the previous main. Each tree is laid out as the
+package it installs as (core/ -> mkbench/, backends/, tasks/, hardware_profiles/ below it) and run
+from there through PYTHONPATH, so neither depends on what is installed (a wheel of the previous
+main lacked mkbench.engine). Each run writes OUT/<label>.sqlite, OUT/<label>.log, and its rows as
+OUT/<label>.json; RUN_ARGS go to both (e.g. `--task a,b --time-role large --baselines eager`).
+
+Every number in summary.json is read from the stores this run wrote (None where not measured):
+wall time, units, seconds per unit, hack and framework rows on mkbench's own references, lock-wait
+share of unit time, trace seconds per candidate unit (mkbench.engine.clock reads both stores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+FOLDERS = ("backends", "tasks", "hardware_profiles")
+
+
+def layout(tree: Path, dest: Path) -> Path:
+    """``tree``'s sources as the installed package ``mkbench`` under ``dest``."""
+    pkg = dest / "mkbench"
+    shutil.copytree(tree / "core", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in FOLDERS:
+        shutil.copytree(tree / name, pkg / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def run(label: str, tree: Path, out: Path, args: list[str], limit: float) -> dict:
+    dest = layout(tree, Path(tempfile.mkdtemp(prefix=f"mkbench-{label}-")))
+    env = dict(os.environ, PYTHONPATH=str(dest), PYTHONUNBUFFERED="1")
+    store = out / f"{label}.sqlite"
+    cmd = [sys.executable, "-m", "mkbench", "run", "--backend", "triton", "--store", str(store), "--no-progress",
+           "--json", str(out / f"{label}.json"), *args]
+    t = time.monotonic()
+    with open(out / f"{label}.log", "w") as log:
+        log.write("$ " + " ".join(cmd) + "\n")
+        log.flush()
+        try:
+            code = subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=limit,
+                                  cwd=dest).returncode
+        except subprocess.TimeoutExpired:
+            code = None  # the store keeps what finished
+    wall = time.monotonic() - t
+    print(f"{label}: exit {code}, {wall:.0f} s", flush=True)
+    return {"label": label, "exit": code, "wall_s": round(wall, 1), **measure(store)}
+
+
+def measure(store: Path) -> dict:
+    from mkbench.engine.clock import TRACE_STEPS, WAIT_STEPS, unit_clocks
+    from mkbench.store import Store
+    if not store.exists():
+        return {"units": 0}
+    s = Store(store)
+    try:
+        rows = s.results()
+    finally:
+        s.close()
+    clocks = unit_clocks(rows)
+    cand = [c for c in clocks if not c.baseline]
+    busy = sum(c.total for c in clocks)
+    refs = [r for r in rows if r["method"] == "reference" and not r["is_baseline"]]
+    verdicts: dict[str, int] = {}
+    for r in rows:
+        if r["verdict"] != "skipped":
+            verdicts[f"{'baseline' if r['is_baseline'] else 'candidate'}:{r['verdict']}"] = \
+                verdicts.get(f"{'baseline' if r['is_baseline'] else 'candidate'}:{r['verdict']}", 0) + 1
+    return {
+        "units": len(clocks), "candidate_units": len(cand),
+        "reference_hack_rows": sum(r["verdict"] == "hack" for r in refs),
+        "reference_framework_rows": sum(r["verdict"] == "framework" for r in refs),
+        "reference_hack_reasons": sorted({f"{r['task']} {r['shape']}/{r['dtype']}: {r['error']}"
+                                          for r in refs if r["verdict"] == "hack"})[:40],
+        "verdicts": verdicts,
+        "lock_wait_share": round(sum(c.steps.get(k, 0.0) for c in clocks for k in WAIT_STEPS) / busy, 3) if busy else None,
+        "trace_seconds_per_unit": round(sum(c.steps.get(k, 0.0) for c in cand for k in TRACE_STEPS) / len(cand), 3)
+        if cand else None,
+        "unit_seconds_mean": round(busy / len(clocks), 3) if clocks else None,
+    }
+
+
+def device_name() -> str | None:
+    try:
+        import torch
+        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    except Exception:  # noqa: BLE001 - the summary says None
+        return None
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--previous", type=Path, required=True, help="tree of the previous main")
+    p.add_argument("--out", type=Path, required=True)
+    p.add_argument("--limit", type=float, default=240.0, help="seconds per run before it is stopped")
+    p.add_argument("--order", default="previous,this", help="which tree runs first")
+    p.add_argument("run_args", nargs="*")
+    a = p.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(layout(HERE, Path(tempfile.mkdtemp(prefix="mkbench-reader-")))))  # measure() reads with this tree
+    trees = {"previous": a.previous.resolve(), "this": HERE}
+    results = {label: run(label, trees[label], a.out, a.run_args, a.limit) for label in a.order.split(",")}
+    this, prev = results.get("this", {}), results.get("previous", {})
+
+    def per_unit(r):
+        return round(r["wall_s"] / r["units"], 3) if r.get("units") else None
+
+    summary = {
+        "device": device_name(), "gpus": 1, "run_args": a.run_args,
+        "kernels": this.get("units"), "seconds_per_kernel": per_unit(this),
+        "seconds_per_kernel_previous_main": per_unit(prev),
+        "main_job_seconds": None, "main_job_seconds_4gpu": None, "scaling_4gpu": None,
+        "reference_hack_rows": this.get("reference_hack_rows"),
+        "lock_wait_share": this.get("lock_wait_share"),
+        "trace_seconds_per_unit": this.get("trace_seconds_per_unit"),
+        "runs": results,
+    }
+    (a.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in summary.items() if k != "runs"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

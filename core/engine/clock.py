@@ -1,0 +1,107 @@
+"""Where a run's time went: per-step seconds of its units, and the one-line engine summary.
+
+Every evaluated unit carries its clock in its rows (``extra["unit_seconds"]``): seconds per stage
+(``start``, ``compile``, ``correctness``, ``timing`` ...) and, under ``steps``, seconds per kind of
+step summed over the unit (``wait_shared``, ``run_traced``, ``judge``, ``time_step`` ...). The run
+records its own wall time and lane count in its environment (``engine_clock``). From those:
+
+* :func:`engine_line`: units, wall time, seconds per unit, lane busy %, lock-wait %, trace % (the
+  run command's last line, and ``mkbench analyze engine``'s first);
+* :func:`step_table`: the mean seconds per unit of each step, candidates and baselines apart.
+
+Both read the same :func:`unit_clocks`, so the line and the table always agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+#: steps spent waiting for another lane (device locks, the memory budget), not working
+WAIT_STEPS = ("wait_shared", "wait_exclusive", "wait_memory")
+#: steps that record device traces (the correctness call traced, the calls traced after timing)
+TRACE_STEPS = ("run_traced", "trace_step")
+#: steps outside the unit's stages: the compile-ahead worker, the worker's start, its stop
+OUTSIDE_STAGES = ("prewarm", "fork", "stop")
+
+
+@dataclass(frozen=True)
+class UnitClock:
+    """One unit's clock: its total seconds, and seconds per kind of step."""
+
+    baseline: bool
+    total: float
+    steps: dict[str, float] = field(default_factory=dict)
+
+
+def unit_clock(unit_seconds: dict[str, Any] | None, baseline: bool) -> UnitClock | None:
+    """A unit's clock from its ``unit_seconds`` record (None where it has none: cached, skipped)."""
+    if not unit_seconds:
+        return None
+    stages = {k: float(v) for k, v in unit_seconds.items() if k != "steps" and isinstance(v, (int, float))}
+    steps = {k: float(v) for k, v in (unit_seconds.get("steps") or {}).items() if isinstance(v, (int, float))}
+    # before the stages' clock starts and after it stops: the unit's time all the same
+    return UnitClock(baseline, sum(stages.values()) + sum(steps.get(k, 0.0) for k in OUTSIDE_STAGES), steps)
+
+
+def unit_clocks(rows: Iterable[dict[str, Any]]) -> list[UnitClock]:
+    """One clock per unit (a unit's rows all carry the same record) from stored result rows."""
+    seen: dict[tuple, UnitClock] = {}
+    for r in rows:
+        key = (r.get("run_id"), r.get("task"), r.get("backend"), r.get("method"))
+        extra = r.get("extra") or {}
+        # skipped rows carry no clock; a baseline taken from the cache ran in an earlier run
+        if key in seen or extra.get("baseline_cache"):
+            continue
+        clock = unit_clock(extra.get("unit_seconds"), bool(r.get("is_baseline")))
+        if clock is not None:
+            seen[key] = clock
+    return list(seen.values())
+
+
+def _share(part: float, whole: float) -> float | None:
+    return part / whole if whole > 0 else None
+
+
+def totals(clocks: list[UnitClock]) -> dict[str, float]:
+    busy = sum(c.total for c in clocks)
+    return {"units": len(clocks), "unit_seconds": busy,
+            "wait_seconds": sum(c.steps.get(k, 0.0) for c in clocks for k in WAIT_STEPS),
+            "trace_seconds": sum(c.steps.get(k, 0.0) for c in clocks for k in TRACE_STEPS)}
+
+
+def engine_line(clocks: list[UnitClock], wall_s: float | None, lanes: int | None) -> str:
+    """``engine: 40 units in 95 s (2.4 s/unit), lanes 12 busy 61%, lock waits 18%, trace 7% of unit time``."""
+    t = totals(clocks)
+    if not t["units"]:
+        return "engine: no unit evaluated"
+    parts = [f"engine: {t['units']} units"]
+    if wall_s:
+        parts[0] += f" in {wall_s:.0f} s ({wall_s / t['units']:.2f} s/unit)"
+    busy = _share(t["unit_seconds"], (wall_s or 0) * (lanes or 0))
+    if lanes:
+        parts.append(f"lanes {lanes}" + (f" busy {busy:.0%}" if busy is not None else ""))
+    wait, trace = _share(t["wait_seconds"], t["unit_seconds"]), _share(t["trace_seconds"], t["unit_seconds"])
+    parts.append(f"lock waits {wait:.0%}" if wait is not None else "lock waits -")
+    parts.append((f"trace {trace:.0%}" if trace is not None else "trace -") + " of unit time")
+    return ", ".join(parts)
+
+
+def step_table(clocks: list[UnitClock]) -> tuple[list[str], list[list[Any]]]:
+    """(headers, rows): mean seconds per unit of each step, for candidate and baseline units."""
+    groups = {"candidates": [c for c in clocks if not c.baseline], "baselines": [c for c in clocks if c.baseline]}
+    groups = {k: v for k, v in groups.items() if v}
+    names = sorted({s for c in clocks for s in c.steps}, key=lambda s: (s not in WAIT_STEPS + TRACE_STEPS, s))
+    headers = ["step", *(f"s/unit, {g} ({len(v)})" for g, v in groups.items())]
+    rows = [["unit total", *(round(sum(c.total for c in v) / len(v), 3) for v in groups.values())]]
+    for s in names:
+        rows.append([s, *(round(sum(c.steps.get(s, 0.0) for c in v) / len(v), 3) for v in groups.values())])
+    return headers, rows
+
+
+def run_wall(env: dict[str, Any]) -> tuple[float | None, int | None]:
+    """(wall seconds over the run's sessions, lanes of its last session) from its environment."""
+    sessions = (env.get("engine_clock") or {}).get("sessions") or []
+    if not sessions:
+        return None, None
+    return sum(s.get("wall_s") or 0.0 for s in sessions), sessions[-1].get("lanes")

@@ -1,0 +1,83 @@
+"""Where a run's time went (mkbench.engine.clock), and the trace-duration rule that needs a trace
+taken with the device to itself (mkbench.integrity)."""
+
+import re
+
+import pytest
+
+from mkbench.engine.clock import engine_line, run_wall, step_table, unit_clock, unit_clocks
+from mkbench.integrity import hack_evidence
+from mkbench.trace import MARKER, analyze
+
+
+def _row(task, seconds, steps, baseline=False, run_id=1, **extra):
+    return {"run_id": run_id, "task": task, "backend": "eager" if baseline else "triton", "method": "m",
+            "is_baseline": int(baseline), "extra": dict(extra, unit_seconds=dict(seconds, steps=steps))}
+
+
+def test_one_clock_per_unit_and_cached_baselines_left_out():
+    rows = [
+        _row("a", {"compile": 1.0, "correctness": 2.0}, {"fork": 0.5, "wait_shared": 1.0, "run_traced": 0.5}),
+        _row("a", {"compile": 1.0, "correctness": 2.0}, {"fork": 0.5, "wait_shared": 1.0, "run_traced": 0.5}),
+        _row("b", {"correctness": 1.0}, {"wait_exclusive": 0.25}, baseline=True),
+        _row("c", {"correctness": 9.0}, {}, baseline=True, baseline_cache={"measured_in_run": 0}),
+        {"run_id": 1, "task": "d", "backend": "triton", "method": "m", "extra": {}},  # skipped: no clock
+    ]
+    clocks = unit_clocks(rows)
+    assert sorted((c.baseline, c.total) for c in clocks) == [(False, 3.5), (True, 1.0)]
+
+
+def test_engine_line_is_arithmetic_on_the_clocks():
+    clocks = [unit_clock({"correctness": 3.0, "timing": 1.0, "steps": {"wait_shared": 1.0, "wait_exclusive": 1.0,
+                                                                      "run_traced": 0.4, "trace_step": 0.4}}, False),
+              unit_clock({"correctness": 4.0, "steps": {"wait_memory": 2.0}}, True)]
+    line = engine_line(clocks, wall_s=4.0, lanes=4)
+    # 2 units of 4 s (steps happen inside the stages): 8 unit-seconds on 4 lanes x 4 s is 50% busy;
+    # waits 4 of 8 s; traces 0.8 of 8 s
+    assert line.startswith("engine: 2 units in 4 s (2.00 s/unit)")
+    assert "lanes 4 busy 50%" in line and "lock waits 50%" in line and "trace 10% of unit time" in line
+    assert engine_line([], 1.0, 1) == "engine: no unit evaluated"
+    headers, rows = step_table(clocks)
+    assert headers == ["step", "s/unit, candidates (1)", "s/unit, baselines (1)"]
+    table = {r[0]: r[1:] for r in rows}
+    assert table["unit total"] == [4.0, 4.0]
+    assert table["wait_memory"] == [0.0, 2.0]
+    assert run_wall({"engine_clock": {"sessions": [{"wall_s": 2.0, "lanes": 3}, {"wall_s": 1.5, "lanes": 4}]}}) == (3.5, 4)
+    assert run_wall({}) == (None, None)
+
+
+def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
+    store = tmp_path / "r.sqlite"
+    code, out, err = cli("run", "--backend", "triton", "--hw", "cpu", "--task", "silu", "--shape-role", "small",
+                         "--dtype", "float32", "--seeds", "1", "--baselines", "eager", "--no-timing",
+                         "--store", store, "--no-progress")
+    assert code == 0, err
+    line = out.strip().splitlines()[-1]
+    assert re.match(r"engine: 2 units in \d+ s \([\d.]+ s/unit\), lanes \d+ busy \d+%, lock waits \d+%, trace", line), out
+    code, out, err = cli("analyze", "engine", "--store", store)
+    assert code == 0, err
+    assert "engine: 2 units in" in out
+    assert re.search(r"\| unit total +\| +[\d.]+ +\| +[\d.]+ +\|", out), out
+    assert "wait_shared" in out and "judge" in out
+
+
+def _trace(busy_us: float, alone: bool | None) -> dict:
+    """A device trace of one call: start marker, one own kernel of ``busy_us``, end marker."""
+    ns = int(busy_us * 1000)
+    events = [[MARKER, 7, 0, 1000, 1], ["my_kernel", 7, 2000, ns, 2], [MARKER, 7, 2000 + ns, 10, 3]]
+    summary = {"basis": "device_time", "calls": 1, "events": events, "truncated": False}
+    if alone is not None:
+        summary["alone"] = alone
+    return summary
+
+
+@pytest.mark.parametrize("alone, accused", [(None, False), (False, False), (True, True)])
+def test_trace_durations_count_against_the_timer_only_when_traced_alone(alone, accused):
+    """Kernels traced while other lanes share the device run several times longer than the timer
+    measured them alone: only a trace taken alone may call the timer's median too short."""
+    findings = [analyze(_trace(400.0, alone), {"my_kernel"})]
+    assert findings[0].busy_us_per_call == pytest.approx(400.0)
+    reasons = hack_evidence({}, findings, {"median_us": 90.0, "interpreted": False}, None)
+    assert bool([r for r in reasons if "under a quarter" in r]) == accused, reasons
+    # a timer that agrees with the trace is never accused, alone or not
+    assert not hack_evidence({}, findings, {"median_us": 380.0, "interpreted": False}, None)

@@ -1,0 +1,54 @@
+"""The compile-ahead call (``Backend.prewarm``): made in a throwaway worker on shape-only inputs,
+before the unit holds the device, and never seen by the evaluation."""
+
+import json
+
+import pytest
+
+from mkbench import plugins
+
+# Records what the compile-ahead call saw; in the evaluated worker that record must be empty, or the
+# call ran in the process being evaluated (a buffer it kept would then reach the verdict).
+CANDIDATE = '''
+import builtins
+import torch
+_SEEN = []
+
+def kernel_function(x):
+    if getattr(builtins, "_mkbench_test_prewarming", False):
+        _SEEN.append(x.device.type)
+        print("compile-ahead call on", x.device.type, tuple(x.shape), flush=True)
+        return x
+    assert not _SEEN, f"the compile-ahead call ran in the evaluated worker: {_SEEN}"
+    return torch.nn.functional.silu(x)
+'''
+
+
+@pytest.fixture
+def prewarm_backend():
+    import prewarm_backend as module
+    plugins.register_plugin(module, name="prewarm_test")
+    yield module
+    plugins.unregister_plugin("prewarm_test")
+
+
+def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewarm_backend):
+    sol = tmp_path / "sol" / "activation"
+    sol.mkdir(parents=True)
+    (sol / "silu.py").write_text(CANDIDATE)
+    store = tmp_path / "r.sqlite"
+    code, out, err = cli("run", "--backend", "prewarm_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
+                         "--task", "silu", "--shape-role", "small", "--dtype", "float32", "--seeds", "1",
+                         "--baselines", "none", "--no-timing", "--store", store, "--json", tmp_path / "r.json", "--no-progress")
+    assert code == 0, err
+    rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
+    assert rows
+    for r in rows:
+        assert r["correct_status"] == "correct", r["error"]
+        extra = r["extra"] if isinstance(r["extra"], dict) else json.loads(r["extra"])
+        assert extra["unit_seconds"]["steps"]["prewarm"] > 0
+    logs = list(tmp_path.glob("r-logs/**/silu__*.log"))
+    assert logs, list(tmp_path.rglob("*.log"))
+    text = logs[0].read_text()
+    assert "compile-ahead call on meta" in text
+    assert f"prewarm: {len(rows)} combination(s) compiled ahead; 0 skipped" in text
