@@ -22,10 +22,11 @@ NCU_CALLS = 5
 
 def _rows(store_path: str) -> dict[tuple, dict]:
     from .store import Store
+    from .verdicts import counts_as_correct
     store = Store(store_path)
     try:
         return {(r["task"], r["shape"], r["dtype"], r["method"]): r for r in store.results()
-                if r["time_median_us"] and not r["is_baseline"] and r["verdict"] == "correct"}
+                if r["time_median_us"] and not r["is_baseline"] and counts_as_correct(r["verdict"])}
     finally:
         store.close()
 

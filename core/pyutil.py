@@ -1,6 +1,6 @@
 """Small Python-source utilities that several parts of mkbench need, kept in one place so that
-they agree: which names a module binds at top level, the dotted name an expression spells, and
-importing a module from a file path once per process.
+they agree: which names a module binds at top level, the dotted name an expression spells, what
+its imports make each local name stand for, and importing a module from a file path once per process.
 
 Why one copy: the static checks, the candidate loader, the task loader, the importers and the
 backends all answer these questions, and answers that differ (one counts ``import a.b`` as
@@ -91,20 +91,26 @@ def dotted(node: ast.AST, aliases: Mapping[str, str] | None = None) -> str | Non
     return ".".join([head, *reversed(parts)])
 
 
+def import_bindings(node: ast.Import | ast.ImportFrom) -> dict[str, str]:
+    """What one import statement binds: local name -> the module path or object it stands for
+    (see :func:`import_aliases`). A relative ``from . import x`` binds ``x`` to ``.x``;
+    ``from m import *`` binds nothing knowable."""
+    if isinstance(node, ast.Import):
+        return {a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0] for a in node.names}
+    return {a.asname or a.name: f"{node.module or ''}.{a.name}" for a in node.names if a.name != "*"}
+
+
 def import_aliases(tree: ast.AST) -> dict[str, str]:
     """Local name -> the module path or object it stands for, from every import in ``tree``
     (inside functions too: candidates import there): ``import torch.nn.functional as F`` gives
     ``{"F": "torch.nn.functional"}``, ``from torch import nn`` gives ``{"nn": "torch.nn"}``,
-    ``import torch.nn`` gives ``{"torch": "torch"}``. A later import of a name wins."""
+    ``import torch.nn`` gives ``{"torch": "torch"}``. A later import of a name wins; relative
+    imports without a module (``from . import x``) are left out. Scanners that follow imports in
+    visiting order (what a name means at a given line) call :func:`import_bindings` per statement."""
     out: dict[str, str] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            for a in node.names:
-                if a.name != "*":
-                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+        if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and node.module):
+            out.update(import_bindings(node))
     return out
 
 
@@ -142,4 +148,4 @@ def import_path(path: str | Path, name: str | None = None, *, prefix: str = "mkb
     return module
 
 
-__all__ = ["dotted", "import_aliases", "import_path", "module_name_for", "top_level_names"]
+__all__ = ["dotted", "import_aliases", "import_bindings", "import_path", "module_name_for", "top_level_names"]

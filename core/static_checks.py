@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import asdict, dataclass
 
+from .pyutil import dotted, import_bindings
+
 FRAMEWORK_MODULES = {"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.nn"}
 # Allocation, views, metadata and device management: what a kernel wrapper legitimately calls.
 ALLOWED_TORCH = {
@@ -53,17 +55,6 @@ class Finding:
         return asdict(self)
 
 
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
-
-
 class _Scanner(ast.NodeVisitor):
     def __init__(self):
         self.findings: list[Finding] = []
@@ -75,26 +66,26 @@ class _Scanner(ast.NodeVisitor):
     def add(self, node: ast.AST, check: str, message: str) -> None:
         self.findings.append(Finding(check, getattr(node, "lineno", 0), message))
 
-    def resolve(self, dotted: str | None) -> str | None:
-        if dotted is None:
+    def resolve(self, name: str | None) -> str | None:
+        if name is None:
             return None
-        head, _, rest = dotted.partition(".")
+        head, _, rest = name.partition(".")
         base = self.aliases.get(head)
         if base is None:
-            return dotted
+            return name
         return f"{base}.{rest}" if rest else base
 
     # --- imports -----------------------------------------------------------------
     def visit_Import(self, node: ast.Import) -> None:
+        self.aliases.update(import_bindings(node))
         for alias in node.names:
-            self.aliases[(alias.asname or alias.name).split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
             self._check_module(node, alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
         self._check_module(node, module)
+        self.aliases.update(import_bindings(node))
         for alias in node.names:
-            self.aliases[alias.asname or alias.name] = f"{module}.{alias.name}"
             self._check_module(node, f"{module}.{alias.name}")
 
     def _check_module(self, node: ast.AST, module: str) -> None:
@@ -108,7 +99,7 @@ class _Scanner(ast.NodeVisitor):
 
     # --- definitions ---------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        decorators = {(_dotted(d.func if isinstance(d, ast.Call) else d) or "").split(".")[-1] for d in node.decorator_list}
+        decorators = {(dotted(d.func if isinstance(d, ast.Call) else d) or "").split(".")[-1] for d in node.decorator_list}
         if decorators & {"lru_cache", "cache", "cached_property"}:
             self.add(node, "caching", f"function {node.name} memoises its results across calls")
         if node.name in ("__torch_function__", "__torch_dispatch__"):
@@ -124,7 +115,7 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in node.bases:
-            name = self.resolve(_dotted(base)) or ""
+            name = self.resolve(dotted(base)) or ""
             if name.endswith("Tensor"):
                 self.add(node, "tensor_subclass", f"class {node.name} subclasses {name}: outputs must be plain tensors")
         self.generic_visit(node)
@@ -139,11 +130,11 @@ class _Scanner(ast.NodeVisitor):
 
     def _check_target(self, node: ast.AST, target: ast.AST) -> None:
         if isinstance(target, ast.Attribute):
-            name = self.resolve(_dotted(target))
+            name = self.resolve(dotted(target))
             if name and name.split(".")[0] in PATCHABLE_ROOTS:
                 self.add(node, "patching", f"assigns to {name}")
         elif isinstance(target, ast.Subscript):
-            base = _dotted(target.value)
+            base = dotted(target.value)
             if base in self.module_level_names and self.function_depth:
                 self.add(node, "caching", f"stores into module-level {base} from a function: results kept across calls")
             resolved = self.resolve(base) or ""
@@ -157,7 +148,7 @@ class _Scanner(ast.NodeVisitor):
         for target in node.targets:
             self._check_target(node, target)
             if not self.function_depth and isinstance(target, ast.Name) and isinstance(node.value, (ast.Dict, ast.List, ast.Set, ast.Call)):
-                if not isinstance(node.value, ast.Call) or (_dotted(node.value.func) or "") in ("dict", "list", "set", "collections.OrderedDict", "OrderedDict", "defaultdict", "collections.defaultdict"):
+                if not isinstance(node.value, ast.Call) or (dotted(node.value.func) or "") in ("dict", "list", "set", "collections.OrderedDict", "OrderedDict", "defaultdict", "collections.defaultdict"):
                     self.module_level_names.add(target.id)
         self.generic_visit(node)
 
@@ -175,17 +166,17 @@ class _Scanner(ast.NodeVisitor):
 
     # --- calls -----------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
-        raw = _dotted(node.func)
+        raw = dotted(node.func)
         name = self.resolve(raw) or ""
         last = name.split(".")[-1]
         if name in ("eval", "exec", "compile", "__import__", "importlib.import_module"):
             self.add(node, "dynamic_code", f"calls {name}: code the scan cannot see")
         elif name in ("setattr", "delattr") and node.args:
-            target = self.resolve(_dotted(node.args[0])) or ""
+            target = self.resolve(dotted(node.args[0])) or ""
             if target.split(".")[0] in PATCHABLE_ROOTS:
                 self.add(node, "patching", f"{name} on {target}")
-        elif name == "getattr" and node.args and (self.resolve(_dotted(node.args[0])) or "").split(".")[0] in ("torch", "mkbench"):
-            self.add(node, "dynamic_code", f"getattr on {self.resolve(_dotted(node.args[0]))}: a framework op chosen at run time")
+        elif name == "getattr" and node.args and (self.resolve(dotted(node.args[0])) or "").split(".")[0] in ("torch", "mkbench"):
+            self.add(node, "dynamic_code", f"getattr on {self.resolve(dotted(node.args[0]))}: a framework op chosen at run time")
         elif name in ("time.sleep", "asyncio.sleep"):
             self.add(node, "sleep", "sleeps: can shrink the timed sample or wait for hidden work")
         elif name == "id" or last == "data_ptr" and self._in_key_position(node):
@@ -202,7 +193,7 @@ class _Scanner(ast.NodeVisitor):
                 if last not in ALLOWED_TORCH and not name.startswith("torch.cuda."):
                     self.add(node, "framework_op", f"calls {name} outside a kernel")
             elif isinstance(node.func, ast.Attribute) and node.func.attr in COMPUTE_METHODS:
-                receiver = self.resolve(_dotted(node.func.value)) or ""
+                receiver = self.resolve(dotted(node.func.value)) or ""
                 if receiver.split(".")[0] not in ("math", "triton", "tl", "triton.language", "np", "numpy", "cupy", "cp", "operator", "builtins", "random"):
                     self.add(node, "framework_op", f"calls .{node.func.attr}() on a tensor outside a kernel")
         self.generic_visit(node)

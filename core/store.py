@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import BadInput
+from .metrics import speedup
+from .verdicts import Verdict, counts_as_correct
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -270,7 +272,7 @@ class Store:
         """(method, shape, dtype) -> median microseconds of correct, non-interpreted baselines."""
         rows = self.db.execute(
             "SELECT method, shape, dtype, time_median_us FROM results WHERE run_id=? AND task=? AND is_baseline=1"
-            " AND verdict='correct' AND time_median_us IS NOT NULL AND interpreted=0", (run_id, task))
+            " AND verdict=? AND time_median_us IS NOT NULL AND interpreted=0", (run_id, task, str(Verdict.CORRECT)))
         return {(r[0], r[1], r[2]): r[3] for r in rows}
 
     def results(self, run_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
@@ -287,10 +289,12 @@ class Store:
             out.append(d)
         return out
 
-    # --- speedups, computed where baselines and candidates meet -----------------------------------
+    # --- speedup columns, computed where baselines and candidates meet ------------------------------
     def update_speedups(self, run_id: int, task: str, overhead_us: float | None = None) -> None:
         """Speedup columns of every non-baseline row of ``task`` in ``run_id`` from the baselines
-        recorded so far (units finish in any order), and the overhead-dominated flag."""
+        recorded so far (units finish in any order), and the overhead-dominated flag. The columns
+        stay for the readers of existing stores and exports; what a speedup is, is
+        :func:`mkbench.metrics.speedup`'s (the report recomputes them from the medians with it)."""
         base = self.baseline_times(run_id, task)
         with self.db:
             rows = self.db.execute("SELECT id, backend, shape, dtype, is_baseline, time_median_us, interpreted, extra "
@@ -303,9 +307,7 @@ class Store:
                 values = {"speedup_eager": None, "speedup_compile": None}
                 if not r["is_baseline"] and r["time_median_us"] and not r["interpreted"]:
                     for method, column in (("eager", "speedup_eager"), ("torch_compile", "speedup_compile")):
-                        t = base.get((method, r["shape"], r["dtype"]))
-                        if t:
-                            values[column] = t / r["time_median_us"]
+                        values[column] = speedup(base.get((method, r["shape"], r["dtype"])), r["time_median_us"])
                 if r["is_baseline"]:
                     values = {}
                 sets = ", ".join(f"{k}=?" for k in values) + (", " if values else "") + "extra=?"
@@ -334,7 +336,7 @@ class Store:
         stamp = now()
         with self.db:
             for r in rows:
-                if r["verdict"] != "correct" or not r.get("time_median_us"):
+                if not counts_as_correct(r["verdict"]) or not r.get("time_median_us"):
                     continue
                 keep = {k: v for k, v in r.items() if k in RESULT_COLUMNS and k not in ("run_id", "created")}
                 self.db.execute("INSERT OR REPLACE INTO baseline_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from mkbench.pyutil import dotted, import_aliases, import_path, module_name_for, top_level_names
+from mkbench.pyutil import dotted, import_aliases, import_bindings, import_path, module_name_for, top_level_names
 
 
 def test_top_level_names():
@@ -50,6 +50,12 @@ def test_dotted_and_aliases():
     assert dotted(call.func) == "F.relu" and dotted(call.func, aliases) == "torch.nn.functional.relu"
     assert dotted(ast.parse("f(x).y").body[0].value) is None
     assert dotted(ast.parse("a[0].b").body[0].value) is None
+
+
+def test_import_bindings_of_one_statement():
+    first, second, third = ast.parse("import torch.nn\nfrom . import x as y\nfrom m import *\n").body
+    assert import_bindings(first) == {"torch": "torch"} and import_bindings(second) == {"y": ".x"}
+    assert import_bindings(third) == {}
 
 
 def test_import_path_once_with_preset_globals(tmp_path):

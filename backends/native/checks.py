@@ -25,6 +25,7 @@ import ast
 import re
 from pathlib import Path
 
+from mkbench.pyutil import dotted, import_aliases
 from mkbench.static_checks import COMPUTE_METHODS, Finding, scan_python
 
 from .sources import Source, find
@@ -58,29 +59,6 @@ def _blank_comments(code: str) -> str:
     return _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), code)
 
 
-def _aliases(tree: ast.Module) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                out[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            for a in node.names:
-                out[a.asname or a.name] = f"{node.module}.{a.name}"
-    return out
-
-
-def _dotted(node: ast.AST, aliases: dict[str, str]) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ""
-    head = aliases.get(node.id, node.id)
-    return ".".join([head, *reversed(parts)])
-
-
 def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
     return {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
 
@@ -100,7 +78,7 @@ def _is_launch_args(node: ast.AST, parents: dict) -> bool:
 def _is_torch_stream(node: ast.AST, aliases: dict[str, str]) -> bool:
     """``torch.cuda.current_stream(...).cuda_stream``."""
     return (isinstance(node, ast.Attribute) and node.attr == "cuda_stream" and isinstance(node.value, ast.Call)
-            and _dotted(node.value.func, aliases) == "torch.cuda.current_stream")
+            and dotted(node.value.func, aliases) == "torch.cuda.current_stream")
 
 
 def _extension_names(tree: ast.Module) -> tuple[set[str], set[str]]:
@@ -143,7 +121,7 @@ def python_findings(path: Path, allowed_imports: dict[str, set[str]] | None = No
         tree = ast.parse(text, filename=str(path))
     except SyntaxError:
         return findings
-    aliases, parents = _aliases(tree), _parents(tree)
+    aliases, parents = import_aliases(tree), _parents(tree)
     allowed_imports = allowed_imports or {}
 
     ok_data_ptr: dict[int, bool] = {}   # line -> every data_ptr() on it is a launch argument
@@ -155,7 +133,7 @@ def python_findings(path: Path, allowed_imports: dict[str, set[str]] | None = No
     ext_names, ext_attrs = _extension_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            name = _dotted(node.func, aliases)
+            name = dotted(node.func, aliases) or ""  # a call of a call or subscript: no name
             last = name.rsplit(".", 1)[-1]
             if isinstance(node.func, ast.Attribute) and _is_extension(node.func.value, ext_names, ext_attrs):
                 ok_ext_call.add((node.lineno, node.func.attr))

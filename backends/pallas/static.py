@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import ast
 
-from mkbench.static_checks import COMPUTE_METHODS, Finding, _dotted, scan_python
+from mkbench.pyutil import dotted, import_aliases
+from mkbench.static_checks import COMPUTE_METHODS, Finding, scan_python
 
 COMPUTE_MODULES = ("jax.numpy", "jax.lax", "jax.nn", "jax.scipy", "jax.random", "jax.image", "jax.ops",
                    "jax.experimental.pallas.ops")
@@ -30,26 +31,6 @@ ALLOWED_HOST = {
 HOST_CALLBACKS = {"jax.pure_callback", "jax.experimental.io_callback", "jax.debug.callback", "jax.device_get",
                   "jax.experimental.host_callback.call", "jax.experimental.host_callback.id_tap"}
 MODULE_RECEIVERS = {"math", "numpy", "np", "operator", "builtins", "functools", "random", "jax", "pl", "plt"}
-
-
-def _resolve(dotted: str | None, aliases: dict[str, str]) -> str:
-    if not dotted:
-        return ""
-    head, _, rest = dotted.partition(".")
-    base = aliases.get(head, head)
-    return f"{base}.{rest}" if rest else base
-
-
-def _aliases(tree: ast.Module) -> dict[str, str]:
-    aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            for a in node.names:
-                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-    return aliases
 
 
 def kernel_nodes(tree: ast.Module, aliases: dict[str, str]) -> tuple[set[int], list[tuple[int, int]]]:
@@ -75,7 +56,7 @@ def kernel_nodes(tree: ast.Module, aliases: dict[str, str]) -> tuple[set[int], l
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        last = _resolve(_dotted(node.func), aliases).split(".")[-1]
+        last = (dotted(node.func, aliases) or "").split(".")[-1]
         if last in ("pallas_call", "kernel", "core_map"):
             arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kernel"), None)
         elif last == "BlockSpec":
@@ -121,7 +102,7 @@ class _HostScanner(ast.NodeVisitor):
         self.findings.append(Finding(check, getattr(node, "lineno", 0), message))
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        name = _resolve(_dotted(node), self.aliases)
+        name = dotted(node, self.aliases) or ""
         if name.startswith(("jax.core.", "jax._src")) or name == "jax.core":
             self.add(node, "introspection", f"uses {name}: JAX internals (a call that behaves differently when traced fools the launch count)")
         self.generic_visit(node)
@@ -141,7 +122,7 @@ class _HostScanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        name = _resolve(_dotted(node.func), self.aliases)
+        name = dotted(node.func, self.aliases) or ""
         last = name.split(".")[-1]
         if name in HOST_CALLBACKS or last in ("pure_callback", "io_callback"):
             self.add(node, "host_callback", f"calls {name}: work on the host, outside any kernel")
@@ -152,7 +133,7 @@ class _HostScanner(ast.NodeVisitor):
                 if last not in ALLOWED_HOST:
                     self.add(node, "framework_op", f"calls {name} outside a Pallas kernel")
             elif isinstance(node.func, ast.Attribute) and node.func.attr in COMPUTE_METHODS:
-                receiver = _resolve(_dotted(node.func.value), self.aliases)
+                receiver = dotted(node.func.value, self.aliases) or ""
                 if receiver.split(".")[0] not in MODULE_RECEIVERS:
                     self.add(node, "framework_op", f"calls .{node.func.attr}() on an array outside a Pallas kernel")
         self.generic_visit(node)
@@ -165,7 +146,7 @@ def scan_pallas(source: str, filename: str = "<candidate>") -> list[Finding]:
         tree = ast.parse(source, filename=filename)
     except SyntaxError:
         return []
-    aliases = _aliases(tree)
+    aliases = import_aliases(tree)
     kernel, ranges = kernel_nodes(tree, aliases)
 
     def in_kernel(line: int) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from mkbench.pyutil import dotted as _dotted
 from mkbench.static_checks import Finding, scan_python
 
 # pyopencl.array functions that only allocate or move data; everything else there computes.
@@ -29,17 +30,6 @@ OWN_RUNTIME = {"CommandQueue": "creates its own command queue: its work is invis
                "Context": "creates its own OpenCL context", "create_some_context": "creates its own OpenCL context",
                "Program": "builds a program of its own: kernels must come from OPENCL_SOURCE, built by the backend"}
 PROGRAM_NAMES = {"prog", "program", "prg", "kernels"}
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 class _Scanner(ast.NodeVisitor):

@@ -2,11 +2,12 @@
 and over torch.compile, geometric-mean speedup, the share of correct kernels slower than eager,
 and roofline efficiency.
 
-An *attempt* is one (run, hardware, backend, method, task): correct when every evaluated shape
-and dtype is correct (KernelBench's rule), with its speedup the geometric mean over the correct
-rows of the selected shape roles (default: the large, timing-sized shapes; small shapes mostly
-measure launch overhead). Speedups are recomputed from stored medians against the baselines of
-the same run, so a baseline is compared with the other baseline too (torch.compile vs eager).
+An *attempt* is one (run, hardware, backend, method, task), a candidate in the sense of
+:mod:`mkbench.metrics`: correct when every evaluated shape and dtype is correct, and only then with
+a speedup, the geometric mean over the rows of the selected shape roles (default: the large,
+timing-sized shapes; small shapes mostly measure launch overhead). Row speedups are recomputed
+from stored medians (:func:`mkbench.metrics.speedup`) against the baselines of the same run, so a
+baseline is compared with the other baseline too (torch.compile vs eager).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import pandas as pd
 
 from ..hardware import HardwareProfile
 from ..hardware import roofline_floor_us
-from ..summary import geomean
-from ..verdicts import SEVERITY, Verdict
+from ..metrics import geomean, speedup, summarize_candidate
+from ..verdicts import Verdict, counts_as_correct
 from .dataset import ResultSet
 
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
@@ -28,19 +29,23 @@ ATTEMPT_KEYS = ["hw", "backend", "method", "category", "task", "run_key"]
 
 
 def _with_speedups(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per-row speedups against each baseline of the same run, from stored medians."""
+    """Per-row speedups against each baseline of the same run, from stored medians. A row has one
+    when it is correct and timed as speed (not interpreted), and is not that baseline itself."""
     rows = rows.copy()
-    timed = rows[(rows["verdict"] == "correct") & rows["time_median_us"].notna() & (rows["interpreted"].fillna(0) == 0)]
+    timed = rows["verdict"].map(counts_as_correct) & rows["time_median_us"].notna() & (rows["interpreted"].fillna(0) == 0)
+    keys = pd.MultiIndex.from_frame(rows[["run_key", "task", "shape", "dtype"]])
     for base in BASELINES:
-        ref = timed[timed["method"] == base].set_index(["run_key", "task", "shape", "dtype"])["time_median_us"]
+        ref = rows[timed & (rows["method"] == base)].set_index(["run_key", "task", "shape", "dtype"])["time_median_us"]
         ref = ref[~ref.index.duplicated()]
-        idx = pd.MultiIndex.from_frame(rows[["run_key", "task", "shape", "dtype"]])
-        base_t = ref.reindex(idx).to_numpy()
-        ok = (rows["verdict"] == "correct").to_numpy() & rows["time_median_us"].notna().to_numpy() \
-            & (rows["interpreted"].fillna(0) == 0).to_numpy() & (rows["method"] != base).to_numpy()
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rows[f"vs_{base}"] = np.where(ok, base_t / rows["time_median_us"].to_numpy(dtype=float), np.nan)
+        base_us = ref.reindex(keys).to_numpy()
+        eligible = (timed & (rows["method"] != base)).to_numpy()
+        rows[f"vs_{base}"] = [_nan_if_none(speedup(b, t)) if ok else np.nan
+                              for b, t, ok in zip(base_us, rows["time_median_us"].to_numpy(dtype=float), eligible)]
     return rows
+
+
+def _nan_if_none(x: float | None) -> float:
+    return np.nan if x is None else x
 
 
 def _efficiency(rows: pd.DataFrame, profiles: dict[str, HardwareProfile]) -> pd.Series:
@@ -50,7 +55,7 @@ def _efficiency(rows: pd.DataFrame, profiles: dict[str, HardwareProfile]) -> pd.
     for r in rows.itertuples(index=False):
         hw = profiles.get(r.hw)
         t = r.time_median_us
-        if hw is None or hw.device == "cpu" or r.verdict != "correct" or not t or (r.interpreted or 0):
+        if hw is None or hw.device == "cpu" or not counts_as_correct(r.verdict) or not t or (r.interpreted or 0):
             out.append(np.nan)
             continue
         floor = roofline_floor_us({"dtype": r.dtype, "bytes": r.bytes, "flops": r.flops}, hw)
@@ -63,15 +68,15 @@ def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile], role
     rows = results.rows
     if rows.empty:
         return pd.DataFrame(columns=ATTEMPT_KEYS)
-    rows = rows[rows["verdict"] != "skipped"]
+    rows = rows[rows["verdict"] != Verdict.SKIPPED]
     rows = _with_speedups(rows)
     rows = rows.assign(efficiency=_efficiency(rows, profiles))
     out = []
     for key, g in rows.groupby(ATTEMPT_KEYS, sort=True):
         rec = dict(zip(ATTEMPT_KEYS, key))
-        verdicts = set(g["verdict"])
+        summary = summarize_candidate(g[[c for c in ("verdict", "error", "extra") if c in g]].to_dict("records"))
         timed = g[g["shape_role"].isin(roles)] if roles else g
-        correct = verdicts == {"correct"}
+        correct = summary.correct
         imported = _import_metadata(g)
         rec.update(
             is_baseline=bool(g["is_baseline"].iloc[0]),
@@ -82,14 +87,18 @@ def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile], role
             combos=len(g),
             compiled=bool((g["compile_status"] == "ok").all()),
             correct=correct,
-            hack=bool((g["verdict"] == "hack").any()),
-            verdict=_worst(verdicts),
-            speedup_eager=geomean(timed["vs_eager"]) if correct else None,
-            speedup_compile=geomean(timed["vs_torch_compile"]) if correct else None,
+            hack=bool((g["verdict"] == Verdict.HACK).any()),
+            verdict=summary.verdict,
+            correct_count=summary.correct_count,
+            first_error=summary.first_error,
+            framework_share=summary.framework_share,
+            speedup_eager=summary.speedup(timed["vs_eager"]),
+            speedup_compile=summary.speedup(timed["vs_torch_compile"]),
             # per (shape, dtype): comparisons across hardware use only the combinations timed on every
             # side (a baseline that failed its contract on one card has no time to divide there)
             speedup_eager_by_combo=_by_combo(timed, "vs_eager") if correct else {},
             speedup_compile_by_combo=_by_combo(timed, "vs_torch_compile") if correct else {},
+            # the same gate as the speedups: numbers of a candidate that fails some shapes would hide it
             efficiency=geomean(timed["efficiency"]) if correct else None,
             time_us=geomean(timed["time_median_us"]) if correct else None,
             flops=float(timed["flops"].mean()) if len(timed) else None,
@@ -126,10 +135,6 @@ def _import_metadata(g: pd.DataFrame) -> dict[str, Any]:
 def _by_combo(rows: pd.DataFrame, column: str) -> dict[str, float]:
     return {f"{r.shape}/{r.dtype}": float(v) for r, v in zip(rows.itertuples(index=False), rows[column])
             if v is not None and np.isfinite(v) and v > 0}
-
-
-def _worst(verdicts: set[str]) -> str:
-    return next((str(v) for v in SEVERITY if v in verdicts), sorted(verdicts)[0])
 
 
 def fast_p(attempts: pd.DataFrame, p: float, column: str = "speedup_eager") -> float:

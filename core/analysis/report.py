@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from ..hardware import HardwareProfile
-from ..summary import geomean
+from ..metrics import geomean
 from ..verdicts import SEVERITY, Verdict
 from . import plots
 from .dataset import ResultSet
@@ -166,23 +166,21 @@ def summary_section(doc: Document, ctx: _Context) -> None:
     evaluated = rows[(rows["verdict"] != Verdict.SKIPPED) & ~rows["is_baseline"].astype(bool)]
     per = {key: g for key, g in evaluated.groupby(["run_key", "task", "backend", "method"])}
     doc.p("One line per candidate and run: its worst verdict over every evaluated shape and dtype, how many of those "
-          "were correct, and its speedups (geometric mean over the correct " + (", ".join(ctx.roles) or "all")
-          + " shapes; 'interpreted' where the times are not speed). Framework share: the largest share of device time "
-            "spent in framework or vendor kernels on any shape, where it was measured.")
+          "were correct, and its speedups (geometric mean over the " + (", ".join(ctx.roles) or "all")
+          + " shapes, only for a candidate correct on every shape and dtype; 'interpreted' where the times are not "
+            "speed). Framework share: the largest share of device time spent in framework or vendor kernels on any "
+            "shape, where it was measured.")
     table, missing = [], {}
     for _, a in cands.sort_values(["run_key", "category", "task"]).iterrows():
         if a["verdict"] == Verdict.MISSING:
             missing.setdefault(a["run_key"], []).append(a["task"])
             continue
         g = per.get((a["run_key"], a["task"], a["backend"], a["method"]))
-        correct = f"{int((g['verdict'] == Verdict.CORRECT).sum())}/{len(g)}" if g is not None else "-"
-        shares = _extra_values(g, "framework_share") if g is not None else []
-        warnings = sum(len(w) for w in _extra_values(g, "static_warnings")) if g is not None else 0
-        first = ""
-        if g is not None and a["verdict"] != Verdict.CORRECT:
-            first = next((e for v, e in zip(g["verdict"], g["error"]) if v == a["verdict"] and e), "")
-        table.append([a["run_key"], a["category"], a["task"], a["method"], a["verdict"], correct, *_speed_cells(a),
-                      _pct(max(shares)) if shares else "-", warnings or "", _cell(first)])
+        warnings = sum(len(w) for w in _extra_values(g, "static_warnings"))
+        share = a["framework_share"]
+        table.append([a["run_key"], a["category"], a["task"], a["method"], a["verdict"], a["correct_count"],
+                      *_speed_cells(a), _pct(share) if pd.notna(share) else "-", warnings or "",
+                      _cell(a["first_error"])])
     if table:
         doc.table(["run", "category", "task", "method", "verdict", "correct", "vs eager", "vs compile",
                    "framework share", "static warnings", "first error"], table)

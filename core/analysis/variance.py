@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..summary import geomean
+from ..metrics import geomean
+from ..verdicts import Verdict
 
 
 def cross_hardware(attempts: pd.DataFrame, column: str = "speedup_eager") -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -97,7 +98,7 @@ def cross_backend(attempts: pd.DataFrame, column: str = "speedup_eager") -> pd.D
         rec["backends"] = g["backend"].nunique()
         # A backend that could only compile here (CUDA without an NVIDIA GPU) counts when it
         # compiled; portability needs at least two backends that ran, all correct.
-        built = g["verdict"] == "compiled"
+        built = g["verdict"] == Verdict.COMPILED
         rec["compile_only"] = int(built.sum())
         rec["portable"] = bool((g["correct"] | built).all()) and int((~built).sum()) > 1
         rows.append(rec)

@@ -8,6 +8,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from ..metrics import geomean
 from ..verdicts import Verdict
 
 DEFAULT_STORE = "mkbench.sqlite"
@@ -59,7 +60,8 @@ def print_summary(summary: list[dict[str, Any]]) -> None:
         _print_by_category(cands)
     ok = sum(s["verdict"] == Verdict.CORRECT for s in cands)
     print(f"\n{ok}/{len(cands)} candidates correct on every evaluated shape and dtype "
-          "(speedup = baseline median / candidate median; geometric mean over all shapes and dtypes, and over the large shapes)")
+          "(speedup = baseline median / candidate median; geometric mean over all shapes and dtypes, and over the large "
+          "shapes; only for candidates correct on every one)")
     built = sum(s["verdict"] == Verdict.COMPILED for s in cands)
     if built:
         print(f"{built}/{len(cands)} candidates compiled only: this machine can build them but not run them")
@@ -68,7 +70,6 @@ def print_summary(summary: list[dict[str, Any]]) -> None:
 def _print_by_category(cands: list[dict[str, Any]]) -> None:
     """One screen for a whole corpus: verdict counts per category, the geometric-mean speedup of the
     correct ones on the large shapes, and the first candidates that are not correct."""
-    from ..summary import geomean
     shown = [Verdict.CORRECT, Verdict.FRAMEWORK, Verdict.INCORRECT, Verdict.HACK, Verdict.MISSING]
     rows = []
     for category in sorted({s["category"] for s in cands}):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from ..engine.runner import Progress
-from ..verdicts import worst
+from ..verdicts import Verdict, worst
 
 
 class PlainProgress(Progress):
@@ -35,7 +35,7 @@ class PlainProgress(Progress):
 
     def unit_done(self, unit, rows) -> None:
         self.done += 1
-        verdict = worst(r["verdict"] for r in rows) or "skipped"
+        verdict = worst(r["verdict"] for r in rows) or Verdict.SKIPPED
         rate = self.rate()
         now = time.monotonic()
         if self.done == self.total or now - getattr(self, "_last", 0.0) >= self.EVERY_S:
