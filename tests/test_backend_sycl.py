@@ -300,7 +300,8 @@ def test_forbidden_runtime_behaviour_is_caught(tmp_path, name, path):
 
 def test_reference_timing_with_markers_and_with_the_kernel_fallback(monkeypatch):
     _use_path(monkeypatch, "opencl")
-    from mkbench.backends.sycl.timing import KernelBracket, MarkerBracket, flush_bytes, time_opencl
+    from mkbench.backends.sycl.common import KernelBracket, MarkerBracket, flush_bytes
+    from mkbench.backends.sycl.opencl.timing import time_opencl
     task = REG.tasks["sum_lastdim"]
     fn = SYCL.compile(task, REFS / "reduce" / "sum_lastdim.py", CPU)
     arg_sets = [generate(task, task.shape("small"), "float32", k, "cpu") for k in range(2)]
@@ -309,11 +310,13 @@ def test_reference_timing_with_markers_and_with_the_kernel_fallback(monkeypatch)
         t = time_opencl(fn, arg_sets, CPU, settings, bracket=bracket)
         assert t.n >= 5 and t.median_us > 0 and t.timer == "opencl-profiling-events" and not t.interpreted
         assert t.l2_flush_bytes == flush_bytes(fn.rt, CPU) >= 2 * fn.rt.device.global_mem_cache_size
-        assert t.host_median_us is None  # no wall-clock cross-check on a CPU device (see timing.py)
+        assert t.host_median_us is None  # no wall-clock cross-check on a CPU device (see opencl/timing.py)
 
 
 def test_sycl_timing_with_barriers_and_with_the_kernel_fallback(sycl_path):
-    from mkbench.backends.sycl.sycl_timing import BarrierBracket, KernelBracket, flush_bytes, make_bracket, time_sycl
+    from mkbench.backends.sycl.common import KernelBracket, flush_bytes, make_bracket
+    from mkbench.backends.sycl.common import MarkerBracket as BarrierBracket  # a SYCL marker is a barrier
+    from mkbench.backends.sycl.dpctl.timing import time_sycl
     task = REG.tasks["sum_lastdim"]
     fn = SYCL.compile(task, REFS / "reduce" / "sum_lastdim.py", CPU)
     assert isinstance(make_bracket(fn.rt), BarrierBracket)  # this runtime times barriers
@@ -329,8 +332,8 @@ def test_sycl_timing_with_barriers_and_with_the_kernel_fallback(sycl_path):
 def test_sycl_barriers_bracket_the_candidates_kernels(sycl_path):
     """What the SYCL timer rests on: on the queue's profiling clock the start barrier ends before
     the candidate's kernel starts, and the end barrier ends after the kernel ends."""
-    from mkbench.backends.sycl import facade
-    from mkbench.backends.sycl.sycl_timing import BarrierBracket
+    from mkbench.backends.sycl.common import MarkerBracket as BarrierBracket  # a SYCL marker is a barrier
+    from mkbench.backends.sycl.dpctl import facade
     task = REG.tasks["sum_lastdim"]
     fn = SYCL.compile(task, REFS / "reduce" / "sum_lastdim.py", CPU)
     args, _ = fn.upload(generate(task, task.shape("small"), "float32", 0, "cpu"))
@@ -510,12 +513,13 @@ __kernel void scale(__global float *x, const float a, const long n, __local floa
 
 def test_facade_launches_arrays_and_refusals(sycl_path):
     import sys
-    from mkbench.backends.sycl import facade, sycl_runtime
+    from mkbench.backends.sycl.dpctl import facade
+    from mkbench.backends.sycl.paths import build, runtime_for
     from mkbench.backends.sycl.common import Cheat
     real = sys.modules["pyopencl"]
-    rt = sycl_runtime.runtime_for(execution_path(CPU).sycl_device)
+    rt = runtime_for(CPU)  # the SYCL path's runtime (the fixture chose it)
     q = rt.facade_queue
-    prog = sycl_runtime.build(rt, FACADE_KERNELS, None, None)
+    prog = build(rt, FACADE_KERNELS, None, None)
     with facade.installed():
         import pyopencl as cl
         import pyopencl.array as cla
@@ -557,7 +561,7 @@ def test_facade_launches_arrays_and_refusals(sycl_path):
 
 def test_replacing_the_facades_launch_counting_is_caught(monkeypatch):
     pytest.importorskip("dpctl")
-    from mkbench.backends.sycl import facade
+    from mkbench.backends.sycl.dpctl import facade
     assert facade.watch_intact() is None
     monkeypatch.setattr(facade.Kernel, "__call__", lambda *a, **k: None)
     assert "Kernel.__call__ was replaced" in facade.watch_intact()

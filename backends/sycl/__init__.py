@@ -4,11 +4,12 @@ driver on a ``cuda`` profile; PoCL or Intel's OpenCL CPU runtime on the ``cpu`` 
 SYCL queue works), or, on the ``cpu`` profile, through a real SYCL queue (dpctl and Intel's SYCL
 runtime) with a pyopencl-compatible facade, so that the same candidate file runs on both.
 
-Modules: ``device`` picks the device and the path a profile means; ``runtime`` and ``timing`` build,
-run, count and time candidates through pyopencl, ``sycl_runtime``, ``facade`` and ``sycl_timing``
-through the SYCL queue; ``common`` is what both share; ``checks`` reads the host code. pyopencl and
-dpctl are imported only in the worker (and in subprocess probes), so loading the plugin stays
-cheap. docs/backends/sycl.md is the long form of the contract below.
+Modules: ``device`` picks the device and the path a profile means; ``paths`` is the interface both
+paths implement (runtime selection, the build, a call's rules); ``opencl/`` (``runtime``, ``timing``)
+builds, runs, counts and times candidates through pyopencl, ``dpctl/`` (``runtime``, ``facade``,
+``timing``) through the SYCL queue; ``common`` is what both share; ``checks`` reads the host code.
+pyopencl and dpctl are imported only in the worker (and in subprocess probes), so loading the
+plugin stays cheap. docs/backends/sycl.md is the long form of the contract below.
 """
 
 from __future__ import annotations
@@ -115,20 +116,11 @@ class SyclBackend(Backend):
         return {EXECUTION_PATH: {"ok": path.sycl or hw.device != "cpu", "message": path.description}}
 
     def compile(self, task, source, hw):
-        from .device import execution_path
-        path = execution_path(hw)
-        if path.sycl:
-            from . import facade, sycl_runtime
-            rt = sycl_runtime.runtime_for(path.sycl_device)
-            with facade.installed():  # the candidate's `import pyopencl` finds the facade
-                entry, opencl_source, options = _load(task, source)
-            program = sycl_runtime.build(rt, opencl_source, options, Path(source))
-            return sycl_runtime.SyclCandidate(rt, program, entry)
-        from . import runtime  # installs the launch watch before the candidate is imported
-        rt = runtime.runtime_for(hw)
-        entry, opencl_source, options = _load(task, source)
-        kernels = runtime.build(rt, opencl_source, options, Path(source))
-        return runtime.OpenCLCandidate(rt, kernels, entry)
+        from .paths import build, runtime_for
+        rt = runtime_for(hw)  # the pyopencl path's launch watch is in place before the candidate is imported
+        with rt.importing():  # on the SYCL path, the candidate's `import pyopencl` finds the facade
+            entry, opencl_source, options = _load(task, source)
+        return rt.candidate(build(rt, opencl_source, options, Path(source)), entry)
 
     stream_timed = False  # an OpenCL (or SYCL) queue of its own, timed by its own events
     worker_modules = ("pyopencl",)
@@ -144,11 +136,7 @@ class SyclBackend(Backend):
         return OpenCLLaunchCounter()
 
     def time(self, fn, arg_sets, hw, settings):
-        if getattr(fn, "on_sycl_queue", False):
-            from .sycl_timing import time_sycl
-            return time_sycl(fn, arg_sets, hw, settings)
-        from .timing import time_opencl
-        return time_opencl(fn, arg_sets, hw, settings)
+        return fn.time(arg_sets, hw, settings)  # the path's own timer: OpenCL or SYCL profiling events
 
 
 class OpenCLLaunchCounter(LaunchCounter):

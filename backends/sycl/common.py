@@ -1,8 +1,10 @@
-"""What the two execution paths of the sycl backend share (pyopencl on an OpenCL device, and the
-SYCL queue of ``sycl_runtime``): the watch that counts a call's kernel launches and readbacks, the
-errors a broken rule raises, build logs rewritten to candidate lines, and the host copies that
-carry tensors across the boundary. Nothing here imports pyopencl or dpctl, so either path can
-use it without loading the other's runtime.
+"""What the two execution paths of the sycl backend share (``opencl/``: pyopencl on an OpenCL
+device; ``dpctl/``: a SYCL queue behind the pyopencl facade): the watch that counts a call's kernel
+launches and readbacks, the errors a broken rule raises, build logs rewritten to candidate lines,
+the host copies that carry tensors across the boundary, and the timing protocol's pieces (the cache
+flush, the sampling loop, the brackets around a call). Nothing here imports pyopencl or dpctl, so
+either path can use it without loading the other's runtime; ``paths`` holds the interface both
+paths implement.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
-from mkbench.errors import IntegrityViolation
+from mkbench.errors import CompileError, IntegrityViolation
 from mkbench.timing import TimingSettings, _keep_going
+
+if TYPE_CHECKING:
+    from .paths import PathRuntime
 
 
 # --- the watch -------------------------------------------------------------------------
@@ -120,6 +125,11 @@ def build_message(text: str, path: Path | None, first_line: int | None) -> str:
     return f"{head}\nOpenCL build log:\n{log}"
 
 
+def build_error(log: str, path: Path | None) -> CompileError:
+    """The compile error for a failed build of the candidate at ``path``: its build log, located."""
+    return CompileError(build_message(log, path, source_first_line(path) if path else None))
+
+
 def build_options(options) -> list[str]:
     """BUILD_OPTIONS as a list of flags (it may be one string)."""
     if isinstance(options, str):
@@ -151,10 +161,10 @@ def to_torch(host: np.ndarray, device: str):
 
 # --- timing ---------------------------------------------------------------------------------------
 
-def flush_bytes(device_cache_bytes: int, hw) -> int:
+def flush_bytes(rt: PathRuntime, hw) -> int:
     """The cache flush before each timed call: twice the larger of the device's last-level cache
     and the profile's L2, at least 1 MiB, in whole 4-byte words."""
-    cache = max(int(device_cache_bytes or 0), int(hw.l2_cache_mb * 2**20))
+    cache = max(int(rt.device.global_mem_cache_size or 0), int(hw.l2_cache_mb * 2**20))
     return max(2 * cache, 2**20) // 4 * 4
 
 
@@ -170,3 +180,47 @@ def sample(one: Callable[[int], float], s: TimingSettings) -> list[float]:
     while _keep_going(samples, (time.perf_counter() - t0) * 1000, s):
         samples.append(one(len(samples)))
     return samples
+
+
+# Two ways to bracket a call on the queue's profiling clock; the runtime supplies the events.
+
+class MarkerBracket:
+    """Markers (SYCL: barriers) before and after the call; elapsed = end marker's end - start
+    marker's end. Only work enqueued between them lies in that span (in-order queue)."""
+
+    def __init__(self, rt: PathRuntime):
+        self.rt = rt
+
+    def mark(self) -> Any:
+        return self.rt.submit_marker()
+
+    def elapsed_us(self, start, end) -> float:
+        return (self.rt.end_ns(end) - self.rt.end_ns(start)) / 1e3
+
+
+class KernelBracket:
+    """Empty one-work-item kernels before and after, where markers carry no profiling times;
+    elapsed = second's start - first's end."""
+
+    def __init__(self, rt: PathRuntime):
+        self.rt = rt
+
+    def mark(self) -> Any:
+        return self.rt.submit_timestamp()
+
+    def elapsed_us(self, start, end) -> float:
+        return (self.rt.start_ns(end) - self.rt.end_ns(start)) / 1e3
+
+
+def make_bracket(rt: PathRuntime) -> MarkerBracket | KernelBracket:
+    """Markers where the runtime gives them profiling times; otherwise empty kernels."""
+    if rt.has_markers:
+        bracket = MarkerBracket(rt)
+        try:
+            start, end = bracket.mark(), bracket.mark()
+            rt.wait()
+            if rt.end_ns(start) > 0 and rt.end_ns(end) >= rt.end_ns(start):
+                return bracket
+        except rt.profiling_errors:  # a marker without profiling data raises
+            pass
+    return KernelBracket(rt)

@@ -1,6 +1,7 @@
-"""Worker side of the sycl backend's pyopencl path: one OpenCL context and profiling queue per worker, the
-candidate's program built once, torch <-> pyopencl.array conversion at the boundary, and a watch
-on pyopencl's enqueue functions that counts the candidate's kernel launches.
+"""Worker side of the sycl backend's pyopencl path: one OpenCL context and profiling queue per worker
+(:class:`OpenCLRuntime`), the candidate's program built once, torch <-> pyopencl.array conversion at
+the boundary (:class:`OpenCLCandidate`), and a watch on pyopencl's enqueue functions that counts the
+candidate's kernel launches.
 
 Importing this module installs the watch (pass-through wrappers around pyopencl's kernel-enqueue
 and device-to-host functions) and captures the originals the timer uses. The backend imports it
@@ -10,18 +11,20 @@ and cannot hand the timer patched ones.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Sequence
 
 import numpy as np
 import pyopencl as cl
 import pyopencl.array as cla
 from pyopencl import _cl
 
-from mkbench.errors import CompileError
+from mkbench.timing import Timing, TimingSettings
 
-from .common import OPEN, Cheat, RuleViolation, build_message, build_options, call_problem, source_first_line, to_host, to_torch, watching
-from .device import choose, describe, register_intel_cpu_runtime
+from ..common import OPEN, RuleViolation, build_error
+from ..device import choose, describe, register_intel_cpu_runtime
+from ..paths import PathCandidate
 
 # pyopencl's own kernels a candidate may launch without doing its computation in them: `fill`
 # backs Array.fill and, on NVIDIA for buffers over 2 GiB, cla.zeros.
@@ -122,7 +125,13 @@ def watch_intact() -> str | None:
 
 # --- device, context and queue ------------------------------------------------------------
 
-class Runtime:
+class OpenCLRuntime:
+    """The worker's OpenCL context and profiling queue on the profile's device (a ``PathRuntime``)."""
+
+    has_markers = ORIGINAL["marker"] is not None  # pyopencl built without markers has no such function
+    profiling_errors = (cl.Error,)
+    TIMESTAMP_SOURCE = "__kernel void mkbench_timestamp(void) { }"
+
     def __init__(self, hw):
         register_intel_cpu_runtime()
         try:
@@ -141,17 +150,41 @@ class Runtime:
         self.queue = cl.CommandQueue(self.context, self.device, properties=cl.command_queue_properties.PROFILING_ENABLE)
         self.is_cpu = bool(self.device.type & cl.device_type.CPU)
         self.torch_device = hw.device
+        self._timestamp_kernel: cl.Kernel | None = None  # built on first use: only the kernel bracket needs it
         _timed_queues.add(self.queue.int_ptr)
 
+    def importing(self):
+        # nothing to swap in: the watch was installed when this module was imported
+        return nullcontext()
 
-_runtimes: dict[tuple, Runtime] = {}
+    def build_program(self, source: str, flags: list[str], path: Path | None) -> Kernels:
+        try:
+            program = cl.Program(self.context, source).build(options=flags)
+        except cl.Error as exc:
+            raise build_error(str(exc), path) from None
+        _own_programs[program.int_ptr] = program
+        return Kernels(program)
 
+    def candidate(self, program: Kernels, entry) -> OpenCLCandidate:
+        return OpenCLCandidate(self, program, entry)
 
-def runtime_for(hw) -> Runtime:
-    key = (hw.device, hw.vendor)
-    if key not in _runtimes:
-        _runtimes[key] = Runtime(hw)
-    return _runtimes[key]
+    # the profiling clock, through the originals (a candidate's wrappers cannot touch the timer)
+    def wait(self) -> None:
+        ORIGINAL["finish"](self.queue)
+
+    def submit_marker(self) -> cl.Event:
+        return ORIGINAL["marker"](self.queue, None)
+
+    def submit_timestamp(self) -> cl.Event:
+        if self._timestamp_kernel is None:
+            self._timestamp_kernel = cl.Kernel(cl.Program(self.context, self.TIMESTAMP_SOURCE).build(), "mkbench_timestamp")
+        return ORIGINAL["enqueue_nd_range_kernel"](self.queue, self._timestamp_kernel, (1,), (1,))
+
+    def start_ns(self, event: cl.Event) -> int:
+        return int(ORIGINAL["profiling_info"](event, cl.profiling_info.START))
+
+    def end_ns(self, event: cl.Event) -> int:
+        return int(ORIGINAL["profiling_info"](event, cl.profiling_info.END))
 
 
 # --- building the candidate's program -------------------------------------------------------
@@ -177,76 +210,37 @@ class Kernels:
         return kernel
 
 
-def build(rt: Runtime, source: Any, options: Any, path: Path | None) -> Kernels:
-    if not isinstance(source, str):
-        raise CompileError(f"{path}: OPENCL_SOURCE must be a str, got {type(source).__name__}")
-    try:
-        program = cl.Program(rt.context, source).build(options=build_options(options))
-    except cl.Error as exc:
-        raise CompileError(build_message(str(exc), path, source_first_line(path) if path else None)) from None
-    _own_programs[program.int_ptr] = program
-    return Kernels(program)
-
-
 # --- torch <-> pyopencl.array ------------------------------------------------------------
 
-def _read(rt: Runtime, ary) -> np.ndarray:
-    host = np.empty(ary.shape, ary.dtype)
-    if ary.size:
-        ORIGINAL["read_buffer"](rt.queue, ary.base_data, host, ary.offset, None, True)
-    return host
+class OpenCLCandidate(PathCandidate):
+    """A candidate on the pyopencl path: arrays are pyopencl.array.Arrays in the runtime's context."""
 
+    def __init__(self, rt: OpenCLRuntime, kernels: Kernels, entry):
+        super().__init__(rt, kernels, rt.queue, entry)
 
-class OpenCLCandidate:
-    """The callable the worker gets: torch inputs in, torch outputs out. ``upload``, ``launch`` and
-    ``download`` are the three steps, apart, for the timer (only ``launch`` is timed)."""
+    def to_device(self, host: np.ndarray) -> cla.Array:
+        return cla.to_device(self.rt.queue, host)
 
-    def __init__(self, rt: Runtime, kernels: Kernels, entry):
-        self.rt, self.kernels, self.entry = rt, kernels, entry
+    def read(self, ary: cla.Array) -> np.ndarray:
+        host = np.empty(ary.shape, ary.dtype)
+        if ary.size:
+            ORIGINAL["read_buffer"](self.rt.queue, ary.base_data, host, ary.offset, None, True)
+        return host
 
-    def upload(self, inputs) -> tuple[tuple, tuple]:
-        import torch
-        args, hosts = [], []
-        for v in inputs:
-            if isinstance(v, torch.Tensor):
-                host = to_host(v)
-                args.append(cla.to_device(self.rt.queue, host))
-                hosts.append(host)
-            else:
-                args.append(v)
-                hosts.append(None)
-        return tuple(args), tuple(hosts)
+    def check_output(self, i: int, o) -> None:
+        if type(o) is not cla.Array:  # a subclass could compute in its own get()
+            raise RuleViolation(f"output[{i}] is {type(o).__name__}, expected a pyopencl.array.Array")
+        if o.context.int_ptr != self.rt.context.int_ptr:
+            raise RuleViolation(f"output[{i}] lives in another OpenCL context")
+        if o.size and not o.flags.c_contiguous:
+            raise RuleViolation(f"output[{i}] is not C-contiguous")
 
-    def launch(self, args: tuple):
-        return self.entry(self.kernels, self.rt.queue, *args)
+    def calling(self):
+        return nullcontext()  # the watch is always installed
 
-    def outputs(self, out) -> tuple:
-        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        for i, o in enumerate(outs):
-            if type(o) is not cla.Array:  # a subclass could compute in its own get()
-                raise RuleViolation(f"output[{i}] is {type(o).__name__}, expected a pyopencl.array.Array")
-            if o.context.int_ptr != self.rt.context.int_ptr:
-                raise RuleViolation(f"output[{i}] lives in another OpenCL context")
-            if o.size and not o.flags.c_contiguous:
-                raise RuleViolation(f"output[{i}] is not C-contiguous")
-        return outs
+    def watch_intact(self) -> str | None:
+        return watch_intact()
 
-    def download(self, outs: tuple) -> tuple:
-        return tuple(to_torch(_read(self.rt, o), self.rt.torch_device) for o in outs)
-
-    def __call__(self, *inputs):
-        args, hosts = self.upload(inputs)
-        with watching() as w:
-            out = self.launch(args)
-        problem = watch_intact()
-        if problem:
-            raise Cheat(problem)
-        cheat = call_problem(w)
-        if cheat:
-            raise Cheat(cheat)
-        outs = self.outputs(out)
-        for i, (a, host) in enumerate(zip(args, hosts)):
-            if host is not None and _read(self.rt, a).tobytes() != host.tobytes():
-                raise RuleViolation(f"kernel_function modified input[{i}] on the device")
-        result = self.download(outs)
-        return result[0] if len(result) == 1 and not isinstance(out, (tuple, list)) else result
+    def time(self, arg_sets: Sequence[Sequence], hw, settings: TimingSettings) -> Timing:
+        from .timing import time_opencl
+        return time_opencl(self, arg_sets, hw, settings)

@@ -1,6 +1,7 @@
 """Worker side of the sycl backend's SYCL path: one in-order SYCL queue with profiling (dpctl) per
-worker, the candidate's OPENCL_SOURCE built into a SYCL kernel bundle through the queue's OpenCL
-backend, and the candidate run through the pyopencl-compatible ``facade``.
+worker (:class:`SyclRuntime`), the candidate's OPENCL_SOURCE built into a SYCL kernel bundle through
+the queue's OpenCL backend, and the candidate run through the pyopencl-compatible ``facade``
+(:class:`SyclCandidate`).
 
 Tensors cross the boundary as host copies, not DLPack: a SYCL kernel may only be given USM (or
 buffer) memory, and torch's CPU tensors are neither, so there is no zero-copy handover to make.
@@ -18,19 +19,22 @@ import json
 import re
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
-import dpctl
+import dpctl  # the dpctl distribution: imports are absolute, this package's name does not shadow it
 import dpctl.memory
 import dpctl.program
 
 from mkbench.errors import CompileError
+from mkbench.timing import Timing, TimingSettings
 
 from . import facade
-from .common import Cheat, RuleViolation, build_message, build_options, call_problem, source_first_line, to_host, to_torch, watching
-from .device import register_intel_cpu_runtime
+from ..common import RuleViolation, build_error
+from ..device import register_intel_cpu_runtime
+from ..paths import PathCandidate
 
 # The backend's own kernels on the queue: fills (Array.fill, zeros, the cache flush) for each item
 # size, and an empty kernel that stands in for markers where barriers carry no profiling times.
@@ -45,6 +49,11 @@ FILL_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 class SyclRuntime:
+    """The worker's in-order profiling SYCL queue on a dpctl device (a ``PathRuntime``)."""
+
+    has_markers = True  # barriers
+    profiling_errors = (Exception,)  # any failure to time a barrier: the kernel bracket serves
+
     def __init__(self, device: str):
         register_intel_cpu_runtime()
         self.queue = dpctl.SyclQueue(device, property=["enable_profiling", "in_order"])
@@ -96,14 +105,37 @@ class SyclRuntime:
             self.queue.memcpy(host, memory, host.nbytes)
         return host
 
+    def importing(self):
+        return facade.installed()  # the candidate's `import pyopencl` finds the facade
 
-_runtimes: dict[str, SyclRuntime] = {}
+    def build_program(self, source: str, flags: list[str], path: Path | None) -> facade.Program:
+        try:
+            program = dpctl.program.create_program_from_source(self.queue, source, " ".join(flags))
+        except dpctl.program.SyclProgramCompilationError as exc:
+            seen = build_log(self, source, flags)
+            if "log" in seen:
+                raise build_error(seen["log"], path) from None
+            why = ("OpenCL on the same device builds it" if "built" in seen else f"no build log to show: {seen['missing']}")
+            raise CompileError(f"{path}: the SYCL runtime could not build OPENCL_SOURCE ({type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); "
+                               f"{why}") from None
+        return facade.Program(self, program, _KERNEL_NAME.findall(source))
 
+    def candidate(self, program: facade.Program, entry) -> SyclCandidate:
+        return SyclCandidate(self, program, entry)
 
-def runtime_for(device: str) -> SyclRuntime:
-    if device not in _runtimes:
-        _runtimes[device] = SyclRuntime(device)
-    return _runtimes[device]
+    # the profiling clock
+    def submit_marker(self) -> dpctl.SyclEvent:
+        return self.queue.submit_barrier()
+
+    def submit_timestamp(self) -> dpctl.SyclEvent:
+        # straight to the queue: not a launch of the candidate's, not kept in in_flight (no arguments)
+        return self.queue.submit_async(self.timestamp_kernel, [], [1], [1])
+
+    def start_ns(self, event: dpctl.SyclEvent) -> int:
+        return event.profiling_info_start
+
+    def end_ns(self, event: dpctl.SyclEvent) -> int:
+        return event.profiling_info_end
 
 
 # --- building the candidate's program -------------------------------------------------------
@@ -148,81 +180,42 @@ def build_log(rt: SyclRuntime, source: str, options: list[str]) -> dict[str, Any
         return {"missing": f"{type(exc).__name__}: {exc}"}
 
 
-def build(rt: SyclRuntime, source: Any, options: Any, path: Path | None) -> facade.Program:
-    if not isinstance(source, str):
-        raise CompileError(f"{path}: OPENCL_SOURCE must be a str, got {type(source).__name__}")
-    flags = build_options(options)
-    try:
-        program = dpctl.program.create_program_from_source(rt.queue, source, " ".join(flags))
-    except dpctl.program.SyclProgramCompilationError as exc:
-        seen = build_log(rt, source, flags)
-        if "log" in seen:
-            raise CompileError(build_message(seen["log"], path, source_first_line(path) if path else None)) from None
-        why = ("OpenCL on the same device builds it" if "built" in seen else f"no build log to show: {seen['missing']}")
-        raise CompileError(f"{path}: the SYCL runtime could not build OPENCL_SOURCE ({type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); "
-                           f"{why}") from None
-    return facade.Program(rt, program, _KERNEL_NAME.findall(source))
-
-
 # --- the candidate ------------------------------------------------------------------------------
 
-class SyclCandidate:
-    """The callable the worker gets on the SYCL path: torch inputs in, torch outputs out. ``upload``,
-    ``launch`` and ``download`` are the three steps, apart, for the timer (only ``launch`` is timed)."""
+class SyclCandidate(PathCandidate):
+    """A candidate on the SYCL path: arrays are the facade's, in USM memory on the runtime's queue.
+    Its ``launch`` needs the facade installed (``calling`` in a call; the timer installs it too)."""
 
-    on_sycl_queue = True  # the backend times it with sycl_timing
+    on_sycl_queue = True  # timed by the SYCL path's timer
 
     def __init__(self, rt: SyclRuntime, program: facade.Program, entry):
-        self.rt, self.program, self.entry = rt, program, entry
+        super().__init__(rt, program, rt.facade_queue, entry)
 
-    def upload(self, inputs) -> tuple[tuple, tuple]:
-        import torch
-        args, hosts = [], []
-        for v in inputs:
-            if isinstance(v, torch.Tensor):
-                host = to_host(v)
-                args.append(facade.to_device(self.rt.facade_queue, host))
-                hosts.append(host)
-            else:
-                args.append(v)
-                hosts.append(None)
-        return tuple(args), tuple(hosts)
-
-    def launch(self, args: tuple):
-        """The candidate's enqueues; the caller has the facade installed."""
-        return self.entry(self.program, self.rt.facade_queue, *args)
-
-    def outputs(self, out) -> tuple:
-        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        for i, o in enumerate(outs):
-            if type(o) is not facade.Array:  # a subclass could compute in its own get()
-                raise RuleViolation(f"output[{i}] is {type(o).__name__}, expected a pyopencl.array.Array")
-            if o.queue is not self.rt.facade_queue:
-                raise RuleViolation(f"output[{i}] lives on another queue")
-        return outs
+    def to_device(self, host: np.ndarray) -> facade.Array:
+        return facade.to_device(self.queue, host)
 
     def read(self, ary: facade.Array) -> np.ndarray:
         return self.rt.download(ary.data._mkb_memory, ary.shape, ary.dtype)
 
-    def download(self, outs: tuple) -> tuple:
-        return tuple(to_torch(self.read(o), self.rt.torch_device) for o in outs)
+    def check_output(self, i: int, o) -> None:
+        if type(o) is not facade.Array:  # a subclass could compute in its own get()
+            raise RuleViolation(f"output[{i}] is {type(o).__name__}, expected a pyopencl.array.Array")
+        if o.queue is not self.queue:
+            raise RuleViolation(f"output[{i}] lives on another queue")
 
-    def __call__(self, *inputs):
-        args, hosts = self.upload(inputs)
+    @contextmanager
+    def calling(self):
+        # the facade for the candidate's pyopencl; the wait keeps the launches' USM arguments alive
+        # until their kernels are done (see the module's docstring)
         try:
-            with facade.installed(), watching() as w:
-                out = self.launch(args)
+            with facade.installed():
+                yield
         finally:
             self.rt.wait()
-        problem = facade.watch_intact()
-        if problem:
-            raise Cheat(problem)
-        cheat = call_problem(w)
-        if cheat:
-            raise Cheat(cheat)
-        outs = self.outputs(out)
-        for i, (a, host) in enumerate(zip(args, hosts)):
-            if host is not None and self.read(a).tobytes() != host.tobytes():
-                raise RuleViolation(f"kernel_function modified input[{i}] on the device")
-        result = self.download(outs)
-        return result[0] if len(result) == 1 and not isinstance(out, (tuple, list)) else result
+
+    def watch_intact(self) -> str | None:
+        return facade.watch_intact()
+
+    def time(self, arg_sets: Sequence[Sequence], hw, settings: TimingSettings) -> Timing:
+        from .timing import time_sycl
+        return time_sycl(self, arg_sets, hw, settings)

@@ -20,73 +20,20 @@ import pyopencl as cl
 
 from mkbench.timing import Timing, TimingSettings, summarize
 
-from . import common
-from .runtime import ORIGINAL, OpenCLCandidate, Runtime, watch_intact
+from .. import common
+from .runtime import ORIGINAL, OpenCLCandidate, watch_intact
 
 TIMER = "opencl-profiling-events"
-END = cl.profiling_info.END
-START = cl.profiling_info.START
-
-
-def _ns(event, which) -> int:
-    return int(ORIGINAL["profiling_info"](event, which))
-
-
-class MarkerBracket:
-    """Markers before and after the call; elapsed = end marker's END - start marker's END."""
-
-    def __init__(self, rt: Runtime):
-        self.queue = rt.queue
-
-    def mark(self):
-        return ORIGINAL["marker"](self.queue, None)
-
-    def elapsed_us(self, start, end) -> float:
-        return (_ns(end, END) - _ns(start, END)) / 1e3
-
-
-class KernelBracket:
-    """Empty one-work-item kernels before and after; elapsed = second's START - first's END."""
-
-    SOURCE = "__kernel void mkbench_timestamp(void) { }"
-
-    def __init__(self, rt: Runtime):
-        self.queue = rt.queue
-        self.kernel = cl.Kernel(cl.Program(rt.context, self.SOURCE).build(), "mkbench_timestamp")
-
-    def mark(self):
-        return ORIGINAL["enqueue_nd_range_kernel"](self.queue, self.kernel, (1,), (1,))
-
-    def elapsed_us(self, start, end) -> float:
-        return (_ns(end, START) - _ns(start, END)) / 1e3
-
-
-def make_bracket(rt: Runtime):
-    """Markers where the platform times them; otherwise empty kernels."""
-    if ORIGINAL["marker"] is not None:
-        try:
-            b = MarkerBracket(rt)
-            s, e = b.mark(), b.mark()
-            ORIGINAL["finish"](rt.queue)
-            if _ns(s, END) > 0 and _ns(e, END) >= _ns(s, END):
-                return b
-        except cl.Error:
-            pass
-    return KernelBracket(rt)
-
-
-def flush_bytes(rt: Runtime, hw) -> int:
-    return common.flush_bytes(rt.device.global_mem_cache_size, hw)
 
 
 def time_opencl(fn: OpenCLCandidate, arg_sets: Sequence[Sequence], hw, s: TimingSettings, bracket=None) -> Timing:
     rt = fn.rt
     queue, finish = rt.queue, ORIGINAL["finish"]
     device_sets = [fn.upload(a)[0] for a in arg_sets]
-    nbytes = flush_bytes(rt, hw)
+    nbytes = common.flush_bytes(rt, hw)
     flush = cl.Buffer(rt.context, cl.mem_flags.READ_WRITE, nbytes)
     zero = np.uint32(0)
-    bracket = bracket or make_bracket(rt)
+    bracket = bracket or common.make_bracket(rt)
     host: list[float] = []
 
     def one(i: int) -> float:

@@ -1,5 +1,5 @@
 """Timing on the SYCL path with SYCL event profiling, on the loop and statistics of
-``mkbench.timing``, the same protocol as the pyopencl path's (``timing.py``).
+``mkbench.timing``, the same protocol as the pyopencl path's (``opencl/timing.py``).
 
 Inputs are copied into USM allocations before the loop, so no copy is timed. Each call: the
 backend's fill kernel overwrites a flush buffer of at least twice the device's last-level cache
@@ -18,62 +18,20 @@ import numpy as np
 
 from mkbench.timing import Timing, TimingSettings, summarize
 
-from . import common, facade
-from .sycl_runtime import SyclCandidate, SyclRuntime
+from .. import common
+from . import facade
+from .runtime import SyclCandidate
 
 TIMER = "sycl-profiling-events"
-
-
-class BarrierBracket:
-    """Barriers before and after the call; elapsed = end barrier's end - start barrier's end."""
-
-    def __init__(self, rt: SyclRuntime):
-        self.queue = rt.queue
-
-    def mark(self):
-        return self.queue.submit_barrier()
-
-    def elapsed_us(self, start, end) -> float:
-        return (end.profiling_info_end - start.profiling_info_end) / 1e3
-
-
-class KernelBracket:
-    """Empty one-work-item kernels before and after; elapsed = second's start - first's end."""
-
-    def __init__(self, rt: SyclRuntime):
-        self.queue, self.kernel = rt.queue, rt.timestamp_kernel
-
-    def mark(self):
-        return self.queue.submit_async(self.kernel, [], [1], [1])
-
-    def elapsed_us(self, start, end) -> float:
-        return (end.profiling_info_start - start.profiling_info_end) / 1e3
-
-
-def make_bracket(rt: SyclRuntime):
-    """Barriers where the runtime times them; otherwise empty kernels."""
-    bracket = BarrierBracket(rt)
-    start, end = bracket.mark(), bracket.mark()
-    rt.wait()
-    try:
-        if start.profiling_info_end > 0 and end.profiling_info_end >= start.profiling_info_end:
-            return bracket
-    except Exception:  # an event without profiling data raises
-        pass
-    return KernelBracket(rt)
-
-
-def flush_bytes(rt: SyclRuntime, hw) -> int:
-    return common.flush_bytes(rt.device.global_mem_cache_size, hw)
 
 
 def time_sycl(fn: SyclCandidate, arg_sets: Sequence[Sequence], hw, s: TimingSettings, bracket=None) -> Timing:
     rt = fn.rt
     device_sets = [fn.upload(a)[0] for a in arg_sets]
-    nbytes = flush_bytes(rt, hw)
+    nbytes = common.flush_bytes(rt, hw)
     flush = rt.allocate(nbytes)
     zero = np.zeros((), np.uint32)
-    bracket = bracket or make_bracket(rt)
+    bracket = bracket or common.make_bracket(rt)
 
     def one(i: int) -> float:
         # Not waited for: the host submits the call while the device flushes; the start barrier

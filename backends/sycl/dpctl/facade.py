@@ -17,7 +17,7 @@ modules of this file instead of pyopencl. They hold what the contract lets a can
 * ``queue.finish()``, ``queue.device`` (the properties launches are sized by), ``queue.context``,
   ``event.wait()``.
 
-What the contract forbids raises :class:`~.common.Cheat` (verdict ``hack``) when called: array
+What the contract forbids raises :class:`~..common.Cheat` (verdict ``hack``) when called: array
 arithmetic and compute methods, the rest of ``pyopencl.array`` and the library modules (``clmath``,
 ``elementwise``, ...), which run pyopencl's own kernels there, and queues, contexts or programs of
 the candidate's own. Anything else of pyopencl is missing, with an error that says so.
@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import dpctl
 
-from .checks import ARRAY_COMPUTE, LIBRARY_MODULES, OWN_RUNTIME
-from .common import OPEN, Cheat
+from ..checks import ARRAY_COMPUTE, LIBRARY_MODULES, OWN_RUNTIME
+from ..common import OPEN, Cheat
 
 SUPPORTED = ("pyopencl.LocalMemory, pyopencl.array.{Array, empty, empty_like, zeros, zeros_like, to_device}, "
              "prog.<kernel>(queue, global_size, local_size, *args), queue.finish(), event.wait()")
