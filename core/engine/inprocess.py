@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..errors import IntegrityViolation
 from ..inputs import generate, normalize, seed_for, sync
 from ..judge import Judge, alias_problem
+from ..verdicts import Verdict
 
 
 def check_combo(backend, task, fn, shape, dtype: str, hw, seeds: int = 1, run_seed: int = 1234) -> tuple[str, str, tuple]:
@@ -23,14 +24,14 @@ def check_combo(backend, task, fn, shape, dtype: str, hw, seeds: int = 1, run_se
                 out = normalize(backend.run(fn, inputs))
                 sync(hw.device)
         except IntegrityViolation as exc:
-            return "hack", f"seed {k}: {exc}", worst
+            return Verdict.HACK, f"seed {k}: {exc}", worst
         except Exception as exc:  # the candidate raised (a backend's rule broken, a bug)
-            return "error", f"seed {k}: {type(exc).__name__}: {exc}", worst
+            return Verdict.ERROR, f"seed {k}: {type(exc).__name__}: {exc}", worst
         problem = alias_problem(out, inputs)
         res = judge.check(task, shape, dtype, seed, out, inputs, lambda *a: normalize(backend.run(fn, a))) if not problem else None
         if problem or not res.ok:
-            return "incorrect", f"seed {k}: {problem or res.message}", (None, None) if problem else (res.max_abs_err, res.max_rel_err)
+            return Verdict.INCORRECT, f"seed {k}: {problem or res.message}", (None, None) if problem else (res.max_abs_err, res.max_rel_err)
         if launches.count == 0:
-            return "framework", f"seed {k}: no {backend.name} kernel of the candidate ran", worst
+            return Verdict.FRAMEWORK, f"seed {k}: no {backend.name} kernel of the candidate ran", worst
         worst = (max(worst[0], res.max_abs_err or 0.0), max(worst[1], res.max_rel_err or 0.0))
-    return "correct", "", worst
+    return Verdict.CORRECT, "", worst

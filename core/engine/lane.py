@@ -31,6 +31,7 @@ from .. import transfer
 from .. import worker as worker_mod
 from ..inputs import seed_for
 from ..timing import TimingSettings
+from ..verdicts import Verdict
 from .procs import Child, Died, Timeout, log_tail
 
 
@@ -217,7 +218,7 @@ class Lane:
             state["combo"] = [shape, dtype]
             self.state = f"check {unit.task.name} {shape}/{dtype}"
             c = obs["combos"].setdefault(combo_key(shape, dtype), {})
-            status, message, errs = "correct", "", (0.0, 0.0)
+            status, message, errs = Verdict.CORRECT, "", (0.0, 0.0)
             for k in range(settings.seeds):
                 seed = seed_for(settings.run_seed, unit.task.name, shape, dtype, k)
                 t = time.monotonic()
@@ -238,14 +239,14 @@ class Lane:
                 if verdict.get("note"):
                     c["judge_note"] = verdict["note"]
                 if not verdict["ok"]:
-                    status, message = "incorrect", f"seed {k}: {verdict['message']}"
+                    status, message = Verdict.INCORRECT, f"seed {k}: {verdict['message']}"
                     errs = (verdict.get("max_abs_err"), verdict.get("max_rel_err"))
                     break
                 errs = (max(errs[0] or 0.0, verdict.get("max_abs_err") or 0.0), max(errs[1] or 0.0, verdict.get("max_rel_err") or 0.0))
             c["correct"] = {"status": status, "message": message, "max_abs_err": errs[0], "max_rel_err": errs[1]}
-            if status == "compile_error":
+            if status == Verdict.COMPILE_ERROR:
                 break
-            if status == "correct":
+            if status == Verdict.CORRECT:
                 if not unit.backend.is_baseline and unit.backend.can_suppress_launches and c.get("launches"):
                     c["decoy"] = self._decoy(unit, shape, dtype, settings, w)
                 passed.append((shape, dtype))
@@ -257,8 +258,8 @@ class Lane:
             raise _Abnormal("poisoned", "device context corrupted: " + str(ran.get("message")))
         if ran.get("hack"):
             c["backend_violation"] = ran["hack"]
-            return "correct", ""  # judged by the integrity rules as hack
-        return ("compile_error" if ran.get("compile_error") else "error"), str(ran.get("message"))
+            return Verdict.CORRECT, ""  # judged by the integrity rules as hack
+        return (Verdict.COMPILE_ERROR if ran.get("compile_error") else Verdict.ERROR), str(ran.get("message"))
 
     def _decoy(self, unit, shape: str, dtype: str, settings: EvalSettings, w: Child) -> dict:
         # A seed never evaluated before: a kernel that writes into a buffer it keeps across calls (honest)

@@ -88,7 +88,7 @@ def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool
     for r in rows.values():
         r["extra"]["unit_seconds"] = dict(obs.get("seconds") or {}, steps=obs.get("steps"))
     jit_failure = next((c["correct"]["message"] for c in obs["combos"].values()
-                        if (c.get("correct") or {}).get("status") == "compile_error"), None)
+                        if (c.get("correct") or {}).get("status") == Verdict.COMPILE_ERROR), None)
     if jit_failure:  # a JIT compile error at the first call: the candidate does not build, whatever the shape
         return all_rows(verdict=Verdict.COMPILE_ERROR, compile_status="error", error=jit_failure)
     for (shape, dtype), r in rows.items():
@@ -107,26 +107,26 @@ def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool
 def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> None:
     corr = c["correct"]
     status, message = corr["status"], corr["message"]
-    r.update(correct_status=status if status != "compile_error" else "not_run", max_abs_err=corr.get("max_abs_err"),
+    r.update(correct_status=status if status != Verdict.COMPILE_ERROR else "not_run", max_abs_err=corr.get("max_abs_err"),
              max_rel_err=corr.get("max_rel_err"))
-    if status == "compile_error":
+    if status == Verdict.COMPILE_ERROR:
         r.update(verdict=Verdict.COMPILE_ERROR, compile_status="error", error=message)
         return
     timing = c.get("timing")
-    if status == "correct":
+    if status == Verdict.CORRECT:
         r["perf_status"] = "pending" if timed else "not_timed"
         if c.get("before"):
-            status, message = "incorrect", c["before"]
+            status, message = Verdict.INCORRECT, c["before"]
             r.update(correct_status="incorrect", perf_status="not_run")
         elif c.get("timing_error"):
             r.update(perf_status="error")
-            status, message = "error", c["timing_error"]
+            status, message = Verdict.ERROR, c["timing_error"]
         if timing:
             r.update({col: timing[k] for k, col in TIMING_FIELDS.items()})
             r.update(interpreted=int(timing["interpreted"]), perf_status="interpreted" if timing["interpreted"] else "timed")
             r["extra"].update({k: timing.get(k) for k in TIMING_EXTRA})
-        if c.get("fresh") and status == "correct":
-            status, message = "incorrect", c["fresh"]
+        if c.get("fresh") and status == Verdict.CORRECT:
+            status, message = Verdict.INCORRECT, c["fresh"]
             r["correct_status"] = "incorrect"
     for key in ("judge_note", "unchecked"):  # what the verdict did not rest on: said with it
         if c.get(key):
@@ -141,7 +141,7 @@ def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> Non
     if unit.task.harness_in_call:  # the harness's own torch work shares the call: only "no kernel of its own" counts
         findings = [None if f is None else _without_share(f) for f in findings]
     framework, share = framework_evidence(unit.backend.name, c.get("launches"), findings, policy)
-    if status != "correct":
+    if status != Verdict.CORRECT:
         framework = []
     own_build = (r["extra"].get("compile_checks") or {}).get("candidate's own build")
     if framework and own_build:  # why its kernel never ran: it caught its own build error
