@@ -161,10 +161,17 @@ class Runner:
         env_key, env_doc = self._baseline_env(run, hw)
         self.progress.start(len(units), len(units) - len(todo))
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+        beat = started = time.monotonic()
+        clocks: list = []  # of the units evaluated in this session, for the engine line
+        executor = None
+
+        def engine_clock() -> dict:  # this session's wall time and lanes, added to the run's earlier sessions
+            lanes = len(executor.lane_states()) if executor is not None else 0
+            return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []),
+                                 {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks)}]}
+
         try:
             executor = self._executor(hw, probe, run, modules)
-            beat = started = time.monotonic()
-            clocks: list = []  # of the units evaluated in this session, for the engine line
             cached = set()
             for unit in todo:
                 rows = self._cached_rows(unit, env_key)
@@ -186,17 +193,16 @@ class Runner:
         except RunOwned:
             raise  # another process took the run over: its status is theirs to write
         except BaseException:  # Ctrl-C, SIGTERM, or a failure (an executor that cannot start): resumable, not 'running'
-            self.store.set_run_status(run_id, "interrupted", {"gpu_state_at_end": environment.gpu_state()})
+            self.store.set_run_status(run_id, "interrupted", {"gpu_state_at_end": environment.gpu_state(),
+                                                              "engine_clock": engine_clock()})
             raise
         finally:
             signal.signal(signal.SIGTERM, previous)
-        wall = time.monotonic() - started
-        lanes = len(executor.lane_states())
-        engine = {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []),
-                               {"wall_s": round(wall, 3), "lanes": lanes, "units": len(clocks)}]}
+        engine = engine_clock()
         self.store.set_run_status(run_id, "finished", {"gpu_state_at_end": environment.gpu_state(), "engine_clock": engine})
+        now = engine["sessions"][-1]
         return {"run_id": run_id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid],
-                "engine_line": engine_line(clocks, wall, lanes)}
+                "engine_line": engine_line(clocks, now["wall_s"], now["lanes"])}
 
     # --- pieces -------------------------------------------------------------------------------
     def _open_run(self, config_key: str, config: dict, hw: HardwareProfile, probe: dict) -> int | None:
