@@ -64,6 +64,7 @@ def repeatability(a: str, b: str) -> dict:
 
 def _reference_setup(task_name: str, dtype: str, device: str = "cuda", role: str = "large"):
     import torch
+
     from .candidate import load_python_candidate
     from .plugins import build_registry
     from .task import DTYPES
@@ -136,6 +137,7 @@ def copy_bandwidth(store_path: str, targets: list[str]) -> dict:
     """The device's copy bandwidth measured with the harness's own timer (1 GiB device-to-device,
     bytes read plus written), against copy-like reference kernels' achieved bandwidth."""
     import torch
+
     from .plugins import build_registry
     from .timing import TimingSettings, time_callable
     from .worker import probe

@@ -15,7 +15,6 @@ import textwrap
 import pytest
 
 from mkbench.store import Store
-
 from test_adversarial import CHEATS, HONEST, PARTIAL, REFS, _solutions
 
 pytestmark = pytest.mark.gpu

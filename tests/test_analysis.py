@@ -155,6 +155,7 @@ def test_html_report_renders_plots_in_chromium(stores, cli, tmp_path):
 
 def test_cross_backend_portability_table():
     import pandas as pd
+
     from mkbench.analysis import cross_backend
     rows = []
     for backend, correct, sp in (("triton", True, 1.5), ("cuda", True, 2.0), ("sycl", False, None)):
@@ -172,6 +173,7 @@ def test_cross_backend_portability_table():
 
 def test_compile_only_backends_count_as_built_not_as_failures():
     import pandas as pd
+
     from mkbench.analysis import cross_backend
     rows = [{"hw": "cpu", "category": "activation", "task": "gelu", "backend": b, "method": "reference",
              "is_baseline": False, "correct": v == "correct", "verdict": v, "speedup_eager": None}

@@ -160,6 +160,7 @@ def jax_cpu():
     """JAX set up as the worker sets it up (x64, pallas_call interpreting), undone afterwards."""
     import jax
     import jax.experimental.pallas as pl
+
     from mkbench.backends.pallas import runtime
     x64, mosaic, original = jax.config.jax_enable_x64, jax.config.jax_pallas_use_mosaic_gpu, pl.pallas_call
     runtime.setup("cpu")

@@ -19,11 +19,11 @@ from mkbench.backends.sycl import EXECUTION_PATH, SyclBackend, sycl_cpp_reason  
 from mkbench.backends.sycl import device as sycl_device  # noqa: E402
 from mkbench.backends.sycl.checks import scan_opencl_host  # noqa: E402
 from mkbench.backends.sycl.device import DESCRIPTION_ENV, DEVICE_ENV, PATH_ENV, choose, execution_path  # noqa: E402
+from mkbench.engine import inprocess  # noqa: E402
 from mkbench.errors import CompileError, Unavailable  # noqa: E402
+from mkbench.inputs import generate  # noqa: E402
 from mkbench.plugins import build_registry  # noqa: E402
 from mkbench.timing import TimingSettings  # noqa: E402
-from mkbench.engine import inprocess  # noqa: E402
-from mkbench.inputs import generate  # noqa: E402
 
 REG = build_registry()
 CPU = REG.hardware["cpu"]
@@ -459,7 +459,7 @@ def test_the_sycl_path_needs_no_pyopencl(sycl_path, monkeypatch):
 def test_cpu_profile_prefers_a_working_sycl_queue(sycl_path, monkeypatch):
     monkeypatch.delenv(PATH_ENV)
     chosen = execution_path(CPU)
-    assert chosen.sycl and chosen.description.startswith(f"SYCL queue (dpctl") and chosen.sycl_device in chosen.description
+    assert chosen.sycl and chosen.description.startswith("SYCL queue (dpctl") and chosen.sycl_device in chosen.description
     checks = SYCL.compile_checks(REG.tasks["gelu"], None, CPU)
     assert checks == {EXECUTION_PATH: {"ok": True, "message": chosen.description}}
 
@@ -513,9 +513,10 @@ __kernel void scale(__global float *x, const float a, const long n, __local floa
 
 def test_facade_launches_arrays_and_refusals(sycl_path):
     import sys
+
+    from mkbench.backends.sycl.common import Cheat
     from mkbench.backends.sycl.dpctl import facade
     from mkbench.backends.sycl.paths import build, runtime_for
-    from mkbench.backends.sycl.common import Cheat
     real = sys.modules["pyopencl"]
     rt = runtime_for(CPU)  # the SYCL path's runtime (the fixture chose it)
     q = rt.facade_queue
@@ -591,9 +592,9 @@ def _gpu_opencl_or_skip(hw):
 @pytest.mark.gpu
 def test_references_on_the_gpu(tmp_path, cli):
     """Every reference on NVIDIA's OpenCL driver: small and awkward shapes, timed with events."""
+    from mkbench.engine.lane import Limits
     from mkbench.engine.runner import probe_device
     from mkbench.hardware import resolve_profile
-    from mkbench.engine.lane import Limits
     hw = resolve_profile("auto", REG.hardware, probe_device(Limits()))
     _gpu_opencl_or_skip(hw)
     out = tmp_path / "r.json"
@@ -612,9 +613,9 @@ def test_references_on_the_gpu(tmp_path, cli):
 @pytest.mark.gpu
 def test_large_shapes_on_the_gpu(tmp_path, cli):
     """The timing shapes: 64-bit offsets, many work-groups, and the roofline floor check."""
+    from mkbench.engine.lane import Limits
     from mkbench.engine.runner import probe_device
     from mkbench.hardware import resolve_profile
-    from mkbench.engine.lane import Limits
     hw = resolve_profile("auto", REG.hardware, probe_device(Limits()))
     _gpu_opencl_or_skip(hw)
     out = tmp_path / "r.json"

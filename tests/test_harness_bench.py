@@ -40,6 +40,7 @@ def test_repeatability_reports_rows_and_tasks(tmp_path):
 
 def test_ncu_target_setup_runs_the_reference():
     import torch
+
     from mkbench.plugins import build_registry
     fn, inputs = harness_bench._reference_setup("gelu", "float32", device="cpu", role="small")
     task = build_registry().task("gelu")

@@ -122,6 +122,7 @@ def test_workers_are_forked_with_their_own_environment_and_session():
     applied first, in a session of its own (so it dies with its process group, and a terminal's
     Ctrl-C reaches only the orchestrator)."""
     import os
+
     from mkbench import worker
     from mkbench.engine.procs import Child
     a = Child(worker.entry, ({"MKBENCH_ENV_TEST": "a"}, None))

@@ -1,6 +1,5 @@
 import importlib.metadata
 
-
 from mkbench import plugins
 from mkbench.store import Store
 

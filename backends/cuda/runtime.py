@@ -30,6 +30,7 @@ from mkbench.backends.native.nvrtc import torch_stream
 from mkbench.candidate import ENTRY_POINT
 from mkbench.errors import CompileError
 
+
 class CountingKernel:
     """A CuPy kernel (or any callable) that counts its calls; attributes reach the kernel."""
 

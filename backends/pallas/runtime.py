@@ -273,6 +273,7 @@ def lower_for_cuda(task, source: Path, roles_skipped: Sequence[str]) -> dict[str
     global INTERPRET
     import jax
     import torch
+
     from mkbench.candidate import load_python_candidate
     from mkbench.task import DTYPES
     setup("cpu")

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..hardware import HardwareProfile
-from ..hardware import roofline_floor_us
+from ..hardware import HardwareProfile, roofline_floor_us
 from ..metrics import geomean, speedup, summarize_candidate
 from ..verdicts import Verdict, counts_as_correct
 from .dataset import ResultSet

@@ -50,8 +50,8 @@ class LiveProgress(PlainProgress):
         super().__init__()
         from rich.console import Group
         from rich.live import Live
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import Progress as Bar
         self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn())
         self._handle = self._bar.add_task("starting", total=None, rate="")

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 from ..engine.lane import Limits
-from ..engine.runner import RunOptions, Runner
+from ..engine.runner import Runner, RunOptions
 from ..errors import BadInput
+from ..exporter import write_json
 from ..integrity import DEFAULT_FRAMEWORK_THRESHOLD, FRAMEWORK_POLICIES, Policy
 from ..plugins import build_registry
 from ..store import Store
@@ -16,7 +17,6 @@ from ..summary import summarize_run
 from ..task import DTYPES
 from ..timing import TimingSettings
 from . import args as check
-from ..exporter import write_json
 from .common import DEFAULT_STORE, add_tasks_dir_option, print_summary, use_tasks_dirs
 from .progress import make_progress
 

@@ -144,6 +144,7 @@ class Device:
             return obs
         except Exception as exc:  # mkbench's own failure: it costs this unit, with the reason, not the run
             import traceback
+
             from .lane import new_observation
             obs = new_observation()
             obs["abnormal"] = {"kind": "error", "stage": None, "combo": None,

@@ -21,7 +21,6 @@ from ..safefile import file_problem
 from ..task import Task
 
 
-
 @dataclass
 class Unit:
     task: Task

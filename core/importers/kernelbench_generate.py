@@ -59,7 +59,6 @@ a machine with no NVIDIA GPU).
 from __future__ import annotations
 
 import ast
-
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +71,13 @@ from ..task import CATEGORIES, SHAPE_ROLES
 from .common import WRAPPER_BANNER, ImportReport, Manifest, check_identifier, registered_elsewhere, write_file
 from .kernelbench import WEIGHT_SEED, load_problem_module
 from .kernelbench_naming import (
-    LEVEL_DIR, SAMPLE_NAME, categorize, kernelbench_stems, level_of, row_task_name, task_name_for,
+    LEVEL_DIR,
+    SAMPLE_NAME,
+    categorize,
+    kernelbench_stems,
+    level_of,
+    row_task_name,
+    task_name_for,
 )
 from .kernelbench_rows import Row, looks_like_eval_results, read_eval_results, read_rows
 

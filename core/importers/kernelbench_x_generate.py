@@ -97,8 +97,18 @@ from ..task import CATEGORIES, SHAPE_ROLES
 from .common import WRAPPER_BANNER, ImportReport, Manifest, check_identifier, registered_elsewhere, write_file
 from .kernelbench_x import SEPARATOR, Harness
 from .kernelbench_x_rewrite import (
-    CATEGORY_MAP, COMMON_HARNESS_IMPORTS, above_separator, entry_problem, find_helpers, find_test_function,
-    harness_entries, harness_imports, imports_needed, map_category, rewrite_source, strip_fences,
+    CATEGORY_MAP,
+    COMMON_HARNESS_IMPORTS,
+    above_separator,
+    entry_problem,
+    find_helpers,
+    find_test_function,
+    harness_entries,
+    harness_imports,
+    imports_needed,
+    map_category,
+    rewrite_source,
+    strip_fences,
 )
 
 HARNESS_IMPORT_POLICIES = ("add", "never")

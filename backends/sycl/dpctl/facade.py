@@ -32,8 +32,8 @@ import sys
 import types
 from typing import Any
 
-import numpy as np
 import dpctl
+import numpy as np
 
 from ..checks import ARRAY_COMPUTE, LIBRARY_MODULES, OWN_RUNTIME
 from ..common import OPEN, Cheat

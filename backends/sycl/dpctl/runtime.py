@@ -23,18 +23,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 import dpctl  # the dpctl distribution: imports are absolute, this package's name does not shadow it
 import dpctl.memory
 import dpctl.program
+import numpy as np
 
 from mkbench.errors import CompileError
 from mkbench.timing import Timing, TimingSettings
 
-from . import facade
 from ..common import RuleViolation, build_error
 from ..device import register_intel_cpu_runtime
 from ..paths import PathCandidate
+from . import facade
 
 # The backend's own kernels on the queue: fills (Array.fill, zeros, the cache flush) for each item
 # size, and an empty kernel that stands in for markers where barriers carry no profiling times.
