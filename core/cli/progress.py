@@ -40,7 +40,8 @@ class PlainProgress(Progress):
         now = time.monotonic()
         if self.done == self.total or now - getattr(self, "_last", 0.0) >= self.EVERY_S:
             self._last = now
-            print(f"[{self.done}/{self.total}] {unit.task.qualified_name} [{unit.method}] {verdict} ({rate})", flush=True)
+            print(f"[{self.done}/{self.total}] {unit.task.qualified_name} [{unit.method}] {verdict} ({rate})",
+                  flush=True)
 
 
 class LiveProgress(PlainProgress):
