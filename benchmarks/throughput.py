@@ -85,7 +85,8 @@ def measure(store: Path) -> dict:
         "reference_hack_reasons": sorted({f"{r['task']} {r['shape']}/{r['dtype']}: {r['error']}"
                                           for r in refs if r["verdict"] == "hack"})[:40],
         "verdicts": verdicts,
-        "lock_wait_share": round(sum(c.steps.get(k, 0.0) for c in clocks for k in WAIT_STEPS) / busy, 3) if busy else None,
+        "lock_wait_share": round(sum(c.steps.get(k, 0.0) for c in clocks for k in WAIT_STEPS) / busy, 3) if busy
+        else None,
         "trace_seconds_per_unit": round(sum(c.steps.get(k, 0.0) for c in cand for k in TRACE_STEPS) / len(cand), 3)
         if cand else None,
         "unit_seconds_mean": round(busy / len(clocks), 3) if clocks else None,
@@ -109,7 +110,9 @@ def main() -> int:
     p.add_argument("run_args", nargs="*")
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
-    sys.path.insert(0, str(layout(HERE, Path(tempfile.mkdtemp(prefix="mkbench-reader-")))))  # measure() reads with this tree
+    sys.path.insert(0,
+                    str(layout(HERE,
+                               Path(tempfile.mkdtemp(prefix="mkbench-reader-")))))  # measure() reads with this tree
     trees = {"previous": a.previous.resolve(), "this": HERE}
     results = {label: run(label, trees[label], a.out, a.run_args, a.limit) for label in a.order.split(",")}
     this, prev = results.get("this", {}), results.get("previous", {})

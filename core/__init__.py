@@ -6,4 +6,5 @@ from .hookspecs import hookimpl
 from .task import Shape, Task
 
 __version__ = "0.1.0"
-__all__ = ["Backend", "BadInput", "CompileError", "IntegrityViolation", "MkbenchError", "Shape", "Task", "Unavailable", "hookimpl"]
+__all__ = ["Backend", "BadInput", "CompileError", "IntegrityViolation", "MkbenchError", "Shape", "Task", "Unavailable",
+           "hookimpl"]

@@ -16,7 +16,7 @@ from .errors import Unavailable
 if TYPE_CHECKING:
     from .hardware import HardwareProfile
     from .task import Task
-    from .timing import TimingSettings, Timing
+    from .timing import Timing, TimingSettings
 
 
 class Backend:

@@ -73,7 +73,8 @@ def absolute_floor(dtype: torch.dtype) -> float:
     return float(torch.finfo(torch.promote_types(real, torch.float32)).tiny)
 
 
-def compare_close(out: torch.Tensor, ref: torch.Tensor, tol: Tol, scale: str = "rms", name: str = "output") -> CheckResult:
+def compare_close(out: torch.Tensor, ref: torch.Tensor, tol: Tol, scale: str = "rms",
+                  name: str = "output") -> CheckResult:
     """|out - ref| <= max(atol * s, floor) + rtol * |ref|, where s is 1 (scale="abs") or rms(ref)
     (scale="rms") and floor is :func:`absolute_floor` of the output's dtype.
 
@@ -107,8 +108,10 @@ def compare_close(out: torch.Tensor, ref: torch.Tensor, tol: Tol, scale: str = "
         idx = int(torch.argmax((err - bound).flatten()))
         return CheckResult(
             False,
-            f"{name}: {nbad}/{r.numel()} elements outside rtol={tol.rtol:g} atol={tol.atol:g}*{'rms' if scale == 'rms' else '1'}"
-            f" (worst: got {float(o.flatten()[idx]):.6g}, expected {float(r.flatten()[idx]):.6g}); max abs err {max_abs:.3g}",
+            f"{name}: {nbad}/{r.numel()} elements outside rtol={tol.rtol:g} "
+            f"atol={tol.atol:g}*{'rms' if scale == 'rms' else '1'}"
+            f" (worst: got {float(o.flatten()[idx]):.6g}, expected {float(r.flatten()[idx]):.6g}); max abs err "
+            f"{max_abs:.3g}",
             max_abs, max_rel,
         )
     return CheckResult(True, "", max_abs, max_rel)
@@ -136,7 +139,8 @@ class AllClose(Contract):
     @property
     def description(self) -> str:
         tols = ", ".join(f"{k}: rtol {v.rtol:g} atol {v.atol:g}" for k, v in self.tolerances.items())
-        return f"allclose vs {self.reference_precision or 'native'} reference ({tols}; atol x {self.scale}); NaN/Inf positions must match"
+        return (f"allclose vs {self.reference_precision or 'native'} reference ({tols}; atol x {self.scale}); "
+                "NaN/Inf positions must match")
 
     def tol_for(self, out: torch.Tensor, dtype: torch.dtype) -> Tol | None:
         from .task import DTYPE_NAMES
@@ -260,7 +264,9 @@ def compare_exact(out: torch.Tensor, ref: torch.Tensor, name: str = "output") ->
         neq &= ~(torch.isnan(out) & torch.isnan(ref))
     if bool(neq.any()):
         idx = int(torch.nonzero(neq.flatten())[0])
-        return CheckResult(False, f"{name}: {int(neq.sum())}/{out.numel()} elements differ (first at flat index {idx}: got {out.flatten()[idx].item()}, expected {ref.flatten()[idx].item()})", None, None)
+        return CheckResult(False,
+                           f"{name}: {int(neq.sum())}/{out.numel()} elements differ (first at flat index {idx}: got "
+                           f"{out.flatten()[idx].item()}, expected {ref.flatten()[idx].item()})", None, None)
     return CheckResult(True, "", 0.0, 0.0)
 
 
@@ -381,9 +387,10 @@ def compare_sum_bound(out: torch.Tensor, ref: torch.Tensor, hits: torch.Tensor, 
     max_rel = float((err / ref.abs().clamp_min(1e-300)).max()) if err.numel() else 0.0
     if not worst <= 1.0:
         i = int(torch.argmax(ratio.flatten()))
-        return CheckResult(False, f"{name}: {int((ratio > 1).sum())}/{err.numel()} elements beyond {slack:g} (k+1) u sum|terms| "
-                                  f"(worst at flat index {i}: got {float(o.flatten()[i]):.6g}, expected {float(ref.flatten()[i]):.6g}, "
-                                  f"{worst:.3g}x the bound)", max_abs, max_rel)
+        return CheckResult(False,
+                           f"{name}: {int((ratio > 1).sum())}/{err.numel()} elements beyond {slack:g} (k+1) u "
+                           f"sum|terms| (worst at flat index {i}: got {float(o.flatten()[i]):.6g}, expected "
+                           f"{float(ref.flatten()[i]):.6g}, {worst:.3g}x the bound)", max_abs, max_rel)
     return CheckResult(True, f"worst error {worst:.3g}x the order-independent bound", max_abs, max_rel)
 
 

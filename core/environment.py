@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ("mkbench", "torch", "triton", "jax", "jaxlib", "cupy-cuda13x", "cupy-cuda12x", "pyopencl", "numpy", "pluggy")
+PACKAGES = ("mkbench", "torch", "triton", "jax", "jaxlib", "cupy-cuda13x", "cupy-cuda12x", "pyopencl", "numpy",
+            "pluggy")
 
 
 def _cmd(args: list[str], timeout: float = 10) -> str | None:

@@ -94,5 +94,6 @@ def write_csv(rows: list[dict[str, Any]], runs: Mapping[int, RunRecord], out: Te
     writer.writerows(flat)
 
 
-__all__ = ["ROW_FILTERS", "environment_columns", "json_document", "run_record", "select_rows", "write_csv", "write_json",
+__all__ = ["ROW_FILTERS", "environment_columns", "json_document", "run_record", "select_rows", "write_csv",
+           "write_json",
            "write_jsonl"]

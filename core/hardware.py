@@ -167,7 +167,8 @@ def resolve_profile(requested: str, profiles: dict[str, HardwareProfile], probe:
     if requested == "auto":
         matches = [p for p in profiles.values() if p.matches(probe)]
         if not matches:
-            raise BadInput(f"--hw auto: no hardware profile matches the device found ({found}); add a profile or pass --hw")
+            raise BadInput(f"--hw auto: no hardware profile matches the device found ({found}); add a profile or pass "
+                           "--hw")
         # Explicit priority first (a plugin's extra CPU profile must not displace `cpu`), then the
         # most specific rule (e.g. 'H100 PCIe' over 'H100').
         return max(matches, key=lambda p: (p.detect.get("priority", 0), len(p.detect.get("device_name_regex", ""))))

@@ -58,12 +58,14 @@ def repeatability(a: str, b: str) -> dict:
                       "task_speedup_p95_abs_log_ratio": _percentile(task_diffs, 0.95),
                       "speedup_median_abs_log_ratio": statistics.median(diffs),
                       "speedup_p95_abs_log_ratio": _percentile(diffs, 0.95),
-                      "time_median_abs_log_ratio": statistics.median(times), "time_p95_abs_log_ratio": _percentile(times, 0.95)}
+                      "time_median_abs_log_ratio": statistics.median(times),
+                      "time_p95_abs_log_ratio": _percentile(times, 0.95)}
     return out
 
 
 def _reference_setup(task_name: str, dtype: str, device: str = "cuda", role: str = "large"):
     import torch
+
     from .candidate import load_python_candidate
     from .plugins import build_registry
     from .task import DTYPES
@@ -73,7 +75,8 @@ def _reference_setup(task_name: str, dtype: str, device: str = "cuda", role: str
     fn = load_python_candidate(backend.reference_dir() / task.category / f"{task.name}.py", task.name)
     shape = next(s for s in task.shapes if s.role == role)
     gen = torch.Generator(device=device).manual_seed(1)
-    inputs = tuple(v.to(device) if isinstance(v, torch.Tensor) else v for v in task.make_inputs(shape, DTYPES[dtype], gen))
+    inputs = tuple(v.to(device) if isinstance(v, torch.Tensor) else v
+                   for v in task.make_inputs(shape, DTYPES[dtype], gen))
     return fn, inputs
 
 
@@ -136,12 +139,14 @@ def copy_bandwidth(store_path: str, targets: list[str]) -> dict:
     """The device's copy bandwidth measured with the harness's own timer (1 GiB device-to-device,
     bytes read plus written), against copy-like reference kernels' achieved bandwidth."""
     import torch
+
     from .plugins import build_registry
     from .timing import TimingSettings, time_callable
     from .worker import probe
     reg = build_registry()
     name = probe()["device_name"]
-    hw = next(p for p in reg.hardware.values() if p.device == "cuda" and p.matches({"accelerator": "cuda", "vendor": "nvidia", "device_name": name}))
+    hw = next(p for p in reg.hardware.values() if p.device == "cuda"
+              and p.matches({"accelerator": "cuda", "vendor": "nvidia", "device_name": name}))
     n = 1 << 28
     src, dst = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
     t = time_callable(lambda a: a[1].copy_(a[0]), [(src, dst)], hw, TimingSettings(budget_ms=500))
@@ -167,7 +172,8 @@ def main(argv: list[str]) -> int:
         ncu_target(rest[0], rest[1])
     elif cmd == "ncu":
         result = []
-        for target in rest[2:]:  # written after each target, so a stage cut off by its time limit keeps what it measured
+        # written after each target, so a stage cut off by its time limit keeps what it measured
+        for target in rest[2:]:
             result += ncu(rest[0], [target])
             Path(rest[1]).write_text(json.dumps(result, indent=1))
             print(json.dumps(result[-1]), flush=True)

@@ -37,7 +37,8 @@ class Judgement:
     note: str = ""  # how the verdict was reached, where it differs from the contract's description
 
     def as_dict(self) -> dict:
-        return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err,
+        return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err,
+                "max_rel_err": self.max_rel_err,
                 "note": self.note}
 
 
@@ -92,9 +93,11 @@ class Judge:
         pristine = self.pristine(task, shape, dtype_name, seed)
         if inputs_after is not None:
             if len(inputs_after) != len(pristine):
-                return Judgement(False, f"the worker handed back {len(inputs_after)} inputs, the task has {len(pristine)}")
+                return Judgement(False,
+                                 f"the worker handed back {len(inputs_after)} inputs, the task has {len(pristine)}")
             for i, (after, clean) in enumerate(zip(inputs_after, pristine)):
-                if isinstance(clean, torch.Tensor) and not (isinstance(after, torch.Tensor) and same(after.to(clean.device), clean)):
+                if isinstance(clean, torch.Tensor) and not (isinstance(after, torch.Tensor)
+                                                            and same(after.to(clean.device), clean)):
                     return Judgement(False, f"candidate modified input[{i}]")
         problem = structure_problem(outputs, self.expected_structure(task, shape, dtype_name, pristine))
         if problem:
@@ -122,7 +125,8 @@ class Judge:
             torch.cuda.synchronize()
         return Judgement(bool(res.ok), res.message, res.max_abs_err, res.max_rel_err, cache.get("note", ""))
 
-    def _reference(self, task: Task, pristine: tuple, precision: torch.dtype | None, dtype_name: str) -> tuple[tuple, str]:
+    def _reference(self, task: Task, pristine: tuple, precision: torch.dtype | None,
+                   dtype_name: str) -> tuple[tuple, str]:
         """The reference's outputs at the contract's precision, or at the task's own dtype when the
         reference cannot run there (imported models keep plain float32 tensors that ``.to(float64)``
         does not convert, e.g. KernelBench's RNN hidden states; a float64 copy of a large model's
@@ -194,9 +198,12 @@ def serve(conn, env: dict[str, str], device: str) -> None:
             shape = task.shape(req["shape"])
             try:
                 outputs = transfer.materialize_all(req["outputs"], device)
-                after = transfer.materialize_all(req["inputs_after"], device) if req.get("inputs_after") is not None else None
+                after = transfer.materialize_all(req["inputs_after"],
+                                                 device) if req.get("inputs_after") is not None else None
             except (ValueError, TypeError) as exc:
-                wire.send(conn, {"kind": "judged", **Judgement(False, f"the worker's outputs could not be read: {exc}").as_dict()})
+                wire.send(conn,
+                          {"kind": "judged",
+                           **Judgement(False, f"the worker's outputs could not be read: {exc}").as_dict()})
                 continue
 
             def run_candidate(*args, _device=device):
@@ -221,7 +228,9 @@ def serve(conn, env: dict[str, str], device: str) -> None:
             break
         except Exception as exc:  # the harness's own failure (a task file, memory): the unit says so
             import traceback
-            wire.send(conn, {"kind": "judge_error", "message": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()[-1500:]}"})
+            wire.send(conn,
+                      {"kind": "judge_error",
+                       "message": f"{type(exc).__name__}: {exc}\n{traceback.format_exc()[-1500:]}"})
     conn.close()
     os._exit(0)
 

@@ -91,7 +91,8 @@ def summarize_candidate(rows: Iterable[Mapping[str, Any]]) -> CandidateSummary:
         first_error = next((r["error"] for r in evaluated
                             if r["verdict"] == verdict and isinstance(r.get("error"), str) and r["error"]), "")
     extras = [r.get("extra") for r in evaluated]
-    shares = [float(e["framework_share"]) for e in extras if isinstance(e, dict) and e.get("framework_share") is not None]
+    shares = [float(e["framework_share"]) for e in extras if isinstance(e, dict)
+              and e.get("framework_share") is not None]
     return CandidateSummary(verdict=verdict, rows_evaluated=len(evaluated), rows_correct=correct,
                             rows_skipped=len(rows) - len(evaluated), first_error=first_error,
                             framework_share=max(shares) if shares else None)

@@ -76,7 +76,8 @@ def get_plugin_manager() -> pluggy.PluginManager:
         if ep.name in BUILTIN_PLUGINS:
             if ep.dist is None or ep.dist.name != "mkbench":
                 _infos[f"{ep.name} ({dist})"] = PluginInfo(ep.name, ep.value, f"entry point ({dist})",
-                                                           error=f"not loaded: the name {ep.name!r} belongs to a built-in plugin")
+                                                           error=f"not loaded: the name {ep.name!r} belongs to a "
+                                                                 "built-in plugin")
             continue
         if allow is not None and ep.name not in allow:
             continue
@@ -88,7 +89,8 @@ def get_plugin_manager() -> pluggy.PluginManager:
 def register_plugin(module_or_obj, name: str) -> None:
     """Register an in-process plugin (tests, notebooks). Undo with :func:`unregister_plugin`."""
     get_plugin_manager().register(module_or_obj, name=name)
-    _infos[name] = PluginInfo(name, getattr(module_or_obj, "__name__", type(module_or_obj).__name__), "registered in-process")
+    _infos[name] = PluginInfo(name, getattr(module_or_obj, "__name__", type(module_or_obj).__name__),
+                              "registered in-process")
 
 
 def unregister_plugin(name: str) -> None:
@@ -105,7 +107,8 @@ def plugin_infos() -> list[PluginInfo]:
     for name, info in _infos.items():
         plugin = pm.get_plugin(name)
         if plugin is not None:
-            info.hooks = [h for h in HOOKS if any(impl.plugin_name == name for impl in getattr(pm.hook, h).get_hookimpls())]
+            info.hooks = [h for h in HOOKS
+                          if any(impl.plugin_name == name for impl in getattr(pm.hook, h).get_hookimpls())]
         out.append(info)
     return out
 

@@ -23,7 +23,8 @@ class Registry:
 
     def _add(self, kind: str, table: dict, name: str, item, plugin: str) -> None:
         if name in table:
-            raise BadInput(f"{kind} {name!r} registered twice: by plugin {self.origin[(kind, name)]!r} and by {plugin!r}")
+            raise BadInput(f"{kind} {name!r} registered twice: by plugin {self.origin[(kind, name)]!r} and by "
+                           f"{plugin!r}")
         table[name] = item
         self.origin[(kind, name)] = plugin
 

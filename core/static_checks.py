@@ -99,7 +99,8 @@ class _Scanner(ast.NodeVisitor):
 
     # --- definitions ---------------------------------------------------------------
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        decorators = {(dotted(d.func if isinstance(d, ast.Call) else d) or "").split(".")[-1] for d in node.decorator_list}
+        decorators = {(dotted(d.func if isinstance(d, ast.Call) else d) or "").split(".")[-1]
+                      for d in node.decorator_list}
         if decorators & {"lru_cache", "cache", "cached_property"}:
             self.add(node, "caching", f"function {node.name} memoises its results across calls")
         if node.name in ("__torch_function__", "__torch_dispatch__"):
@@ -147,8 +148,11 @@ class _Scanner(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._check_target(node, target)
-            if not self.function_depth and isinstance(target, ast.Name) and isinstance(node.value, (ast.Dict, ast.List, ast.Set, ast.Call)):
-                if not isinstance(node.value, ast.Call) or (dotted(node.value.func) or "") in ("dict", "list", "set", "collections.OrderedDict", "OrderedDict", "defaultdict", "collections.defaultdict"):
+            if (not self.function_depth and isinstance(target, ast.Name)
+                    and isinstance(node.value, (ast.Dict, ast.List, ast.Set, ast.Call))):
+                if not isinstance(node.value, ast.Call) or (dotted(node.value.func) or "") in (
+                        "dict", "list", "set", "collections.OrderedDict", "OrderedDict", "defaultdict",
+                        "collections.defaultdict"):
                     self.module_level_names.add(target.id)
         self.generic_visit(node)
 
@@ -157,7 +161,8 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Global(self, node: ast.Global) -> None:
-        self.add(node, "caching", f"rebinds module-level {', '.join(node.names)} from a function: state kept across calls")
+        self.add(node, "caching",
+                 f"rebinds module-level {', '.join(node.names)} from a function: state kept across calls")
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.MatMult) and not self.kernel_depth:
@@ -175,8 +180,10 @@ class _Scanner(ast.NodeVisitor):
             target = self.resolve(dotted(node.args[0])) or ""
             if target.split(".")[0] in PATCHABLE_ROOTS:
                 self.add(node, "patching", f"{name} on {target}")
-        elif name == "getattr" and node.args and (self.resolve(dotted(node.args[0])) or "").split(".")[0] in ("torch", "mkbench"):
-            self.add(node, "dynamic_code", f"getattr on {self.resolve(dotted(node.args[0]))}: a framework op chosen at run time")
+        elif (name == "getattr" and node.args
+              and (self.resolve(dotted(node.args[0])) or "").split(".")[0] in ("torch", "mkbench")):
+            self.add(node, "dynamic_code",
+                     f"getattr on {self.resolve(dotted(node.args[0]))}: a framework op chosen at run time")
         elif name in ("time.sleep", "asyncio.sleep"):
             self.add(node, "sleep", "sleeps: can shrink the timed sample or wait for hidden work")
         elif name == "id" or last == "data_ptr" and self._in_key_position(node):
@@ -189,12 +196,14 @@ class _Scanner(ast.NodeVisitor):
             self.add(node, "introspection", f"calls {name}")
         elif not self.kernel_depth:
             module = name.rsplit(".", 1)[0] if "." in name else ""
-            if module in FRAMEWORK_MODULES or name.startswith("torch.nn.functional.") or name.startswith("torch.linalg."):
+            if (module in FRAMEWORK_MODULES or name.startswith("torch.nn.functional.")
+                    or name.startswith("torch.linalg.")):
                 if last not in ALLOWED_TORCH and not name.startswith("torch.cuda."):
                     self.add(node, "framework_op", f"calls {name} outside a kernel")
             elif isinstance(node.func, ast.Attribute) and node.func.attr in COMPUTE_METHODS:
                 receiver = self.resolve(dotted(node.func.value)) or ""
-                if receiver.split(".")[0] not in ("math", "triton", "tl", "triton.language", "np", "numpy", "cupy", "cp", "operator", "builtins", "random"):
+                if receiver.split(".")[0] not in ("math", "triton", "tl", "triton.language", "np", "numpy", "cupy",
+                                                  "cp", "operator", "builtins", "random"):
                     self.add(node, "framework_op", f"calls .{node.func.attr}() on a tensor outside a kernel")
         self.generic_visit(node)
 

@@ -141,7 +141,8 @@ class Store:
         row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None or not row[0].isdigit() or int(row[0]) not in READABLE_VERSIONS:
             found = row[0] if row else "none"
-            raise sqlite3.DatabaseError(f"schema version {found}, this mkbench reads {', '.join(map(str, READABLE_VERSIONS))}")
+            raise sqlite3.DatabaseError(f"schema version {found}, this mkbench reads "
+                                        f"{', '.join(map(str, READABLE_VERSIONS))}")
         return int(row[0])
 
     def _writable(self) -> None:
@@ -164,7 +165,8 @@ class Store:
         self._writable()
         fp = hashlib.sha256(json.dumps(info, sort_keys=True).encode()).hexdigest()[:16]
         with self.db:
-            self.db.execute("INSERT OR IGNORE INTO machines (fingerprint, info) VALUES (?, ?)", (fp, json.dumps(info, sort_keys=True)))
+            self.db.execute("INSERT OR IGNORE INTO machines (fingerprint, info) VALUES (?, ?)",
+                            (fp, json.dumps(info, sort_keys=True)))
         return self.db.execute("SELECT id FROM machines WHERE fingerprint=?", (fp,)).fetchone()[0]
 
     def start_run(self, config_key: str, config: dict, hw: str, backend: str, method: str,
@@ -172,9 +174,11 @@ class Store:
         mid = self.machine_id(machine)
         with self.db:
             cur = self.db.execute(
-                "INSERT INTO runs (started, status, config_key, config, hw, backend, method, machine_id, env, seed, owner, heartbeat)"
+                "INSERT INTO runs (started, status, config_key, config, hw, backend, method, machine_id, env, seed, "
+                "owner, heartbeat)"
                 " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (now(), config_key, json.dumps(config, sort_keys=True), hw, backend, method, mid, json.dumps(env, sort_keys=True),
+                (now(), config_key, json.dumps(config, sort_keys=True), hw, backend, method, mid,
+                 json.dumps(env, sort_keys=True),
                  seed, owner, time.time() if owner else None))
         return cur.lastrowid
 
@@ -188,7 +192,8 @@ class Store:
             row = self.db.execute("SELECT status, owner, heartbeat FROM runs WHERE id=?", (run_id,)).fetchone()
             if row is None:
                 raise BadInput(f"no run {run_id} in {self.path}")
-            if row["status"] == "running" and row["owner"] and row["owner"] != owner and owner_alive(row["owner"], row["heartbeat"]):
+            if (row["status"] == "running" and row["owner"] and row["owner"] != owner
+                    and owner_alive(row["owner"], row["heartbeat"])):
                 age = time.time() - (row["heartbeat"] or 0)
                 raise RunOwned(f"run {run_id} is being run by {row['owner']} (heartbeat {age:.0f} s ago); "
                                "wait for it to finish, or stop it and --resume again")
@@ -244,12 +249,14 @@ class Store:
         return self._run(row) if row else None
 
     def latest_run(self, config_key: str) -> RunRecord | None:
-        row = self.db.execute("SELECT * FROM runs WHERE config_key=? ORDER BY id DESC LIMIT 1", (config_key,)).fetchone()
+        row = self.db.execute("SELECT * FROM runs WHERE config_key=? ORDER BY id DESC LIMIT 1",
+                              (config_key,)).fetchone()
         return self._run(row) if row else None
 
     # --- units and results -------------------------------------------------------------
     def finished_units(self, run_id: int) -> set[tuple[str, str, str]]:
-        return {(r[0], r[1], r[2]) for r in self.db.execute("SELECT task, backend, method FROM units WHERE run_id=?", (run_id,))}
+        return {(r[0], r[1], r[2])
+                for r in self.db.execute("SELECT task, backend, method FROM units WHERE run_id=?", (run_id,))}
 
     def record_unit(self, run_id: int, task: str, backend: str, method: str, rows: Iterable[dict],
                     owner: str | None = None) -> None:
@@ -277,11 +284,13 @@ class Store:
 
     def results(self, run_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
         if run_ids is None:
-            rows = self.db.execute("SELECT * FROM results ORDER BY run_id, category, task, backend, method, shape, dtype")
+            rows = self.db.execute(
+                "SELECT * FROM results ORDER BY run_id, category, task, backend, method, shape, dtype")
         else:
             ids = list(run_ids)
             rows = self.db.execute(
-                f"SELECT * FROM results WHERE run_id IN ({', '.join('?' * len(ids))}) ORDER BY run_id, category, task, backend, method, shape, dtype", ids)
+                f"SELECT * FROM results WHERE run_id IN ({', '.join('?' * len(ids))}) ORDER BY run_id, category, task, "
+                "backend, method, shape, dtype", ids)
         out = []
         for r in rows:
             d = dict(r)
@@ -311,7 +320,8 @@ class Store:
                 if r["is_baseline"]:
                     values = {}
                 sets = ", ".join(f"{k}=?" for k in values) + (", " if values else "") + "extra=?"
-                self.db.execute(f"UPDATE results SET {sets} WHERE id=?", [*values.values(), json.dumps(extra, sort_keys=True), r["id"]])
+                self.db.execute(f"UPDATE results SET {sets} WHERE id=?",
+                                [*values.values(), json.dumps(extra, sort_keys=True), r["id"]])
 
     # --- the baseline cache ----------------------------------------------------------------------
     def cached_baseline(self, task: str, task_digest: str, backend: str, combos: list[tuple[str, str]],
@@ -321,12 +331,14 @@ class Store:
             return None
         out = []
         for shape, dtype in combos:
-            row = self.db.execute("SELECT row, run_id, measured FROM baseline_cache WHERE task=? AND task_digest=? AND backend=? "
-                                  "AND shape=? AND dtype=? AND env_key=?", (task, task_digest, backend, shape, dtype, env_key)).fetchone()
+            row = self.db.execute("SELECT row, run_id, measured FROM baseline_cache WHERE task=? AND task_digest=? "
+                                  "AND backend=? AND shape=? AND dtype=? AND env_key=?",
+                                  (task, task_digest, backend, shape, dtype, env_key)).fetchone()
             if row is None:
                 return None
             values = json.loads(row["row"])
-            values.setdefault("extra", {})["baseline_cache"] = {"measured_in_run": row["run_id"], "measured": row["measured"]}
+            values.setdefault("extra", {})["baseline_cache"] = {"measured_in_run": row["run_id"],
+                                                                "measured": row["measured"]}
             out.append(values)
         return out
 
@@ -341,7 +353,8 @@ class Store:
                 keep = {k: v for k, v in r.items() if k in RESULT_COLUMNS and k not in ("run_id", "created")}
                 self.db.execute("INSERT OR REPLACE INTO baseline_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 (r["task"], task_digest, r["backend"], r["shape"], r["dtype"], env_key,
-                                 json.dumps(env, sort_keys=True), json.dumps(keep, sort_keys=True, default=str), run_id, stamp))
+                                 json.dumps(env, sort_keys=True), json.dumps(keep, sort_keys=True, default=str), run_id,
+                                 stamp))
 
 
 OVERHEAD_FACTOR = 1.3  # BackendBench's threshold: a baseline this close to an empty launch measures launches

@@ -22,17 +22,20 @@ def randn(gen: torch.Generator, shape: Sequence[int], dtype: torch.dtype, *, sca
 
 
 def uniform(gen: torch.Generator, shape: Sequence[int], dtype: torch.dtype, low: float, high: float) -> torch.Tensor:
-    return (torch.rand(tuple(shape), generator=gen, dtype=torch.float32, device=gen.device) * (high - low) + low).to(dtype)
+    return (torch.rand(tuple(shape), generator=gen, dtype=torch.float32,
+                       device=gen.device) * (high - low) + low).to(dtype)
 
 
 def log_uniform(gen: torch.Generator, shape: Sequence[int], low: float, high: float) -> torch.Tensor:
     """float32 values whose log is uniform on [log low, log high]: every binade in the range gets
     the same share, where a plain uniform draw would put almost all values in the top one (special
     functions change regime by magnitude: near-pole offsets, small x, asymptotic x)."""
-    return torch.exp(uniform(gen, shape, torch.float32, float(torch.log(torch.tensor(low))), float(torch.log(torch.tensor(high)))))
+    return torch.exp(uniform(gen, shape, torch.float32, float(torch.log(torch.tensor(low))),
+                             float(torch.log(torch.tensor(high)))))
 
 
-def randint(gen: torch.Generator, shape: Sequence[int], low: int, high: int, dtype: torch.dtype = torch.int64) -> torch.Tensor:
+def randint(gen: torch.Generator, shape: Sequence[int], low: int, high: int,
+            dtype: torch.dtype = torch.int64) -> torch.Tensor:
     return torch.randint(low, high, tuple(shape), generator=gen, dtype=torch.int64, device=gen.device).to(dtype)
 
 

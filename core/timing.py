@@ -309,6 +309,7 @@ def measure_launch_overhead(hw: "HardwareProfile") -> dict[str, float]:
     """Median time of an empty Triton kernel and of the smallest torch op, through the same
     event harness as every candidate: the floor under which no per-call time can fall."""
     import torch
+
     from . import _empty_kernel
     # no run-ahead: the point is the time a caller waits for a launch, not the kernel's device time
     settings = TimingSettings(budget_ms=200, min_samples=50, target_rse=0.0, run_ahead=False)

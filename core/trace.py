@@ -82,7 +82,8 @@ def kernel_identifier(name: str) -> str:
 
 def global_function_names(source: str) -> set[str]:
     """Names of ``__global__`` functions (CUDA, HIP) and ``__kernel`` functions (OpenCL C) in ``source``."""
-    found = set(re.findall(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?(?:inline\s+)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", source))
+    found = set(re.findall(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?(?:inline\s+)?"
+                           r"void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(", source))
     found |= set(re.findall(r"(?:__kernel|kernel)\s+void\s+(?:__attribute__\s*\(\([^)]*\)\)\s*)?(\w+)\s*\(", source))
     return found
 
@@ -131,7 +132,8 @@ class DeviceTracer:
         for e in self._prof.profiler.kineto_results.events():
             if e.device_type().name != "CUDA":
                 continue
-            events.append([e.name()[:300], int(e.device_resource_id()), int(e.start_ns()), int(e.duration_ns()), int(e.correlation_id())])
+            events.append([e.name()[:300], int(e.device_resource_id()), int(e.start_ns()), int(e.duration_ns()),
+                           int(e.correlation_id())])
             if len(events) >= MAX_EVENTS:
                 break
         events.sort(key=lambda ev: ev[4])
@@ -139,7 +141,8 @@ class DeviceTracer:
 
 
 _ALLOC_OPS = {"empty", "empty_strided", "empty_like", "zeros", "zeros_like", "zero_", "fill_", "ones", "ones_like",
-              "full", "full_like", "new_empty", "new_empty_strided", "new_zeros", "arange", "lift_fresh", "scalar_tensor",
+              "full", "full_like", "new_empty", "new_empty_strided", "new_zeros", "arange", "lift_fresh",
+              "scalar_tensor",
               "set_", "resize_", "detach", "alias"}
 
 
@@ -323,7 +326,8 @@ def _analyze_device(summary: dict, own_names: set[str] | None) -> TraceFindings:
         for ev in inside:
             if ev[1] != timed_stream and ev[2] < start[2] + start[3]:
                 f.hidden.append(f"kernel {kernel_identifier(ev[0])} on stream {ev[1]} started while the timed stream "
-                                f"(stream {timed_stream}) was still before the call: work not ordered after the timer's start")
+                                f"(stream {timed_stream}) was still before the call: work not ordered after the "
+                                "timer's start")
             if ev[2] + ev[3] > end[2] and ev[1] != timed_stream:
                 f.hidden.append(f"kernel {kernel_identifier(ev[0])} on stream {ev[1]} ended "
                                 f"{(ev[2] + ev[3] - end[2]) / 1000:.1f} us after the timed stream's work "
@@ -350,7 +354,8 @@ def _analyze_device(summary: dict, own_names: set[str] | None) -> TraceFindings:
             per_name[ev[0]] = per_name.get(ev[0], 0.0) + ev[3]
     f.own_kernels = sorted(set(f.own_kernels))
     calls = max(len(spans), 1)
-    f.framework_kernels = [f"{kernel_identifier(n)} ({t / 1000 / calls:.1f} us/call)" for n, t in sorted(per_name.items(), key=lambda kv: -kv[1])]
+    f.framework_kernels = [f"{kernel_identifier(n)} ({t / 1000 / calls:.1f} us/call)" for n,
+                           t in sorted(per_name.items(), key=lambda kv: -kv[1])]
     f.framework_share = _share(f.own, f.framework) if own_names is not None else None
     f.busy_us_per_call = sorted(busy)[len(busy) // 2] if busy else None
     f.hidden = f.hidden[:3]
@@ -369,7 +374,8 @@ def _analyze_host(summary: dict) -> TraceFindings:
         f.own_kernels.append(name)
     f.own_kernels = sorted(set(f.own_kernels))
     calls = max(summary.get("calls") or 1, 1)
-    f.framework_kernels = [f"{n} ({b / 2**10 / calls:.0f} KiB/call)" for n, b in sorted(per_name.items(), key=lambda kv: -kv[1])]
+    f.framework_kernels = [f"{n} ({b / 2**10 / calls:.0f} KiB/call)" for n,
+                           b in sorted(per_name.items(), key=lambda kv: -kv[1])]
     if summary.get("launch_log"):
         f.framework_share = _share(f.own, f.framework)
     return f

@@ -27,7 +27,8 @@ import torch
 from .task import DTYPE_NAMES
 
 _counter = itertools.count()
-_EXTRA_DTYPES = {"float8_e4m3fn": getattr(torch, "float8_e4m3fn", None), "float8_e5m2": getattr(torch, "float8_e5m2", None),
+_EXTRA_DTYPES = {"float8_e4m3fn": getattr(torch, "float8_e4m3fn", None),
+                 "float8_e5m2": getattr(torch, "float8_e5m2", None),
                  "int16": torch.int16, "complex64": torch.complex64, "complex128": torch.complex128}
 
 
@@ -135,7 +136,8 @@ def _import_cuda(d: dict) -> torch.Tensor:
         return torch.empty_strided(d["shape"], d["stride"], dtype=dtype, device="cuda")
     torch.cuda.init()
     storage = torch.UntypedStorage._new_shared_cuda(d["device"], d["handle"], d["size"], d["storage_offset"],
-                                                    d["ref_handle"], d["ref_offset"], d["event_handle"], d["event_sync"])
+                                                    d["ref_handle"], d["ref_offset"], d["event_handle"],
+                                                    d["event_sync"])
     shared = torch.empty(0, dtype=dtype, device=storage.device).set_(storage, d["offset"], d["shape"], d["stride"])
     copy = shared.clone()
     torch.cuda.current_stream().synchronize()
@@ -162,7 +164,8 @@ def _import_shm(d: dict, device) -> torch.Tensor:
 # --- cleanup (the orchestrator's side) -----------------------------------------------------------
 
 def shm_names(descs: Iterable[dict]) -> list[str]:
-    return [d["name"] for d in descs if isinstance(d, dict) and d.get("kind") == "shm" and isinstance(d.get("name"), str)]
+    return [d["name"] for d in descs if isinstance(d, dict) and d.get("kind") == "shm"
+            and isinstance(d.get("name"), str)]
 
 
 def unlink(names: Iterable[str]) -> None:

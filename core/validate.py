@@ -97,10 +97,12 @@ def controls(task: Task) -> dict[str, Callable[..., tuple]]:
 
 def _outputs_equal(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(
-        x.shape == y.shape and x.dtype == y.dtype and torch.equal(torch.nan_to_num(x), torch.nan_to_num(y)) for x, y in zip(a, b))
+        x.shape == y.shape and x.dtype == y.dtype and torch.equal(torch.nan_to_num(x), torch.nan_to_num(y)) for x,
+        y in zip(a, b))
 
 
-def validate_task(task: Task, hw: HardwareProfile, shape_roles=("small", "awkward"), seed: int = 20261122) -> TaskValidation:
+def validate_task(task: Task, hw: HardwareProfile, shape_roles=("small", "awkward"),
+                  seed: int = 20261122) -> TaskValidation:
     v = TaskValidation(task.name)
     for shape in task.shapes:
         if shape.role not in shape_roles:
@@ -118,7 +120,8 @@ def validate_task(task: Task, hw: HardwareProfile, shape_roles=("small", "awkwar
     return v
 
 
-def _validate_combo(task: Task, shape: Shape, dtype: str, device: str, seed: int, v: TaskValidation, where: str) -> None:
+def _validate_combo(task: Task, shape: Shape, dtype: str, device: str, seed: int, v: TaskValidation,
+                    where: str) -> None:
     # The judge regenerates inputs from the seed in its own process and compares the worker's copy
     # after the call bit for bit: input generation must be deterministic.
     inputs = generate(task, shape, dtype, seed_for(seed, "validate"), device)

@@ -72,7 +72,8 @@ def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None
 def probe() -> dict[str, Any]:
     import torch
     info: dict[str, Any] = {"torch": str(torch.__version__), "torch_cuda": torch.version.cuda,
-                            "torch_hip": getattr(torch.version, "hip", None), "cuda_available": torch.cuda.is_available()}
+                            "torch_hip": getattr(torch.version, "hip", None),
+                            "cuda_available": torch.cuda.is_available()}
     try:
         import triton
         info["triton"] = str(triton.__version__)
@@ -117,12 +118,14 @@ def harness_snapshot() -> dict[str, tuple[Any, str, Any]]:
     import time
 
     import torch
-    targets: list[tuple[Any, str]] = [(time, "perf_counter"), (time, "perf_counter_ns"), (time, "time"), (torch, "equal"),
+    targets: list[tuple[Any, str]] = [(time, "perf_counter"), (time, "perf_counter_ns"), (time, "time"),
+                                      (torch, "equal"),
                                       (torch, "isnan"), (torch.Tensor, "clone"), (torch.Tensor, "data_ptr")]
     if torch.cuda.is_available():
         targets += [(torch.cuda.Event, "record"), (torch.cuda.Event, "elapsed_time"), (torch.cuda.Event, "synchronize"),
                     (torch.cuda.Event, "query"), (torch.cuda, "synchronize"), (torch.cuda, "_sleep")]
-    names = [n for n in sys.modules if n in _WATCHED_MODULES or (n.startswith("mkbench.backends.") and "kernels" not in n)]
+    names = [n for n in sys.modules if n in _WATCHED_MODULES
+             or (n.startswith("mkbench.backends.") and "kernels" not in n)]
     for name in names:
         module = sys.modules[name]
         for attr, value in list(vars(module).items()):
@@ -221,7 +224,8 @@ def poison_free_blocks() -> int:
         for block in segment["blocks"]:
             start, size = block.get("address", address), block["size"]
             if block["state"] == "inactive" and lib.cudaMemsetAsync(ctypes.c_void_p(start), 0xFF,
-                                                                     ctypes.c_size_t(size), ctypes.c_void_p(stream)) == 0:
+                                                                     ctypes.c_size_t(size),
+                                                                     ctypes.c_void_p(stream)) == 0:
                 filled += size
             address = start + size
     torch.cuda.synchronize()

@@ -16,7 +16,8 @@ class CompileOnlyBackend(Backend):
 
     def compile_checks(self, task, source, hw):
         text = source.read_text()
-        return {"side-target": {"ok": "SIDE_FAILS" not in text, "message": "side target rejected it" if "SIDE_FAILS" in text else ""}}
+        return {"side-target": {"ok": "SIDE_FAILS" not in text, "message": "side target rejected it"
+                                if "SIDE_FAILS" in text else ""}}
 
     def compile(self, task, source, hw):
         return load_python_candidate(source, task.name)

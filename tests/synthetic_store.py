@@ -10,7 +10,8 @@ import numpy as np
 
 from mkbench.store import Store
 
-CATEGORY_P = {"activation": 0.95, "reduce": 0.8, "matmul": 0.6, "normalization": 0.4, "quantization": 0.15, "fusion": 0.0}
+CATEGORY_P = {"activation": 0.95, "reduce": 0.8, "matmul": 0.6, "normalization": 0.4, "quantization": 0.15,
+              "fusion": 0.0}
 METHOD_DELTA = {"model_a": 0.04, "model_b": 0.0, "model_c": -0.04}
 TASKS_PER_CATEGORY = 12
 EAGER_US, COMPILE_US = 100.0, 80.0
@@ -22,7 +23,8 @@ def _row(task, category, method, verdict, time_us, baseline=False, shape_bytes=4
     return {"task": task, "category": category, "shape": "large", "shape_role": "large", "dtype": "float32",
             "backend": method if baseline else "triton", "method": method, "is_baseline": int(baseline),
             "verdict": verdict, "compile_status": "ok", "correct_status": verdict if verdict != "hack" else "correct",
-            "perf_status": "timed" if time_us else "not_run", "error": None if verdict == "correct" else f"planted {verdict}",
+            "perf_status": "timed" if time_us else "not_run", "error": None if verdict == "correct"
+            else f"planted {verdict}",
             "time_median_us": time_us, "interpreted": 0, "flops": 1e8, "bytes": shape_bytes, "extra": {}}
 
 
@@ -38,7 +40,8 @@ def build(path: Path, hw: str, device_name: str, seed: int, bytes_for=lambda tas
                 for i in range(TASKS_PER_CATEGORY):
                     task = f"{category}_{i:02d}"
                     b = bytes_for(task)
-                    store.record_unit(rid, task, "eager", "eager", [_row(task, category, "eager", "correct", EAGER_US, True, b)])
+                    store.record_unit(rid, task, "eager", "eager",
+                                      [_row(task, category, "eager", "correct", EAGER_US, True, b)])
                     store.record_unit(rid, task, "torch_compile", "torch_compile",
                                       [_row(task, category, "torch_compile", "correct", COMPILE_US, True, b)])
                     correct = rng.random() < max(0.0, min(1.0, p + delta)) if p > 0 else False
@@ -82,7 +85,8 @@ def build_cpu_main(path: Path, referenced: int = 72, missing: int = 129) -> Path
             task, category = f"task_{i:03d}", categories[i % len(categories)]
             if i < referenced:
                 for base, t in (("eager", 900.0), ("torch_compile", 1500.0)):
-                    store.record_unit(rid, task, base, base, [_cpu_row(task, category, base, "correct", "small", True, t),
+                    store.record_unit(rid, task, base, base,
+                                      [_cpu_row(task, category, base, "correct", "small", True, t),
                                                               _cpu_row(task, category, base, "skipped", "large", True)])
                 store.record_unit(rid, task, "triton", "reference",
                                   [_cpu_row(task, category, "reference", "correct", "small", time_us=40000.0),
@@ -105,7 +109,8 @@ def build_imported(path: Path) -> Path:
     store = Store(path)
     try:
         rid = store.start_run("imported", {"framework_threshold": 0.5}, "h100", "cuda", "cuda-l1-a100",
-                              {"device_name": "NVIDIA H100 80GB HBM3"}, {"python": "3.x", "packages": {"torch": "x"}}, 3)
+                              {"device_name": "NVIDIA H100 80GB HBM3"}, {"python": "3.x", "packages": {"torch": "x"}},
+                              3)
         planted = [  # task, level, category, verdict, candidate us, framework share, recorded score
             ("kb_l1_1", 1, "matmul", "correct", 50.0, 0.1, 2.0),
             ("kb_l1_2", 1, "activation", "framework", 90.0, 0.9, 1.5),
@@ -114,13 +119,16 @@ def build_imported(path: Path) -> Path:
         ]
         for task, level, category, verdict, t, share, score in planted:
             for base, bt in (("eager", 100.0), ("torch_compile", 80.0)):
-                store.record_unit(rid, task, base, base, [dict(_row(task, category, base, "correct", bt, True), timer="cuda_event")])
+                store.record_unit(rid, task, base, base,
+                                  [dict(_row(task, category, base, "correct", bt, True), timer="cuda_event")])
             extra = {"import": {"importer": "kernelbench-rows", "level": level, "gpu_set": "a100",
                                 "recorded": {"score_default": score}},
-                     "static_warnings": ["line 3: framework_op: torch.matmul outside a kernel"] if share and share > 0.5 else []}
+                     "static_warnings": ["line 3: framework_op: torch.matmul outside a kernel"] if share
+                     and share > 0.5 else []}
             if share is not None:
                 extra["framework_share"] = share
-            row = dict(_row(task, category, "cuda-l1-a100", verdict, t), backend="cuda", timer="cuda_event", extra=extra)
+            row = dict(_row(task, category, "cuda-l1-a100", verdict, t), backend="cuda", timer="cuda_event",
+                       extra=extra)
             store.record_unit(rid, task, "cuda", "cuda-l1-a100", [row])
         store.set_run_status(rid, "finished")
     finally:

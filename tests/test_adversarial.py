@@ -72,12 +72,14 @@ CHEATS = {
     # the judge patched, with a full-traffic wrong kernel (a copy at full bandwidth)
     ("activation", "logsigmoid"): (HEAD + PATCH_JUDGE_VIA_SYS_MODULES + COPY_KERNEL +
                                    "def kernel_function(x):\n    y = torch.empty_like(x)\n"
-                                   "    _copy[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), B=1024)\n    return y\n",
+                                   "    _copy[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), B=1024)\n"
+                                   "    return y\n",
                                    "hack", "the candidate replaced harness function AllClose.check"),
     # the framework op through a plain module-level alias, with a token launch (a decoy)
     ("activation", "gelu"): (HEAD + "_act = torch.nn.functional.gelu\n" + TOKEN_KERNEL +
                              "def kernel_function(x):\n    _token_launch(x)\n    return _act(x)\n",
-                             "hack", "decoy: the answer stayed right with the candidate's 1 own kernel launch(es) suppressed"),
+                             "hack",
+                             "decoy: the answer stayed right with the candidate's 1 own kernel launch(es) suppressed"),
     # harness classes patched through a local alias, around an honest kernel
     ("math", "cumsum"): (HEAD + "from mkbench import contracts as _c\n"
                          "_c.AllClose.check = lambda self, ctx: _c.CheckResult(True)\n" + _load_ref("math", "cumsum") +
@@ -179,7 +181,8 @@ def adversarial_rows(tmp_path_factory):
     sol = _solutions(tmp / "sol", {**{k: v[0] for k, v in CHEATS.items()}, **HONEST})
     store = tmp / "adv.sqlite"
     tasks = [t for _, t in list(CHEATS) + list(HONEST)]
-    code = main(["run", "--solutions", str(sol), "--method", "adversarial", "--task", ",".join(tasks), "--baselines", "none",
+    code = main(["run", "--solutions", str(sol), "--method", "adversarial", "--task", ",".join(tasks), "--baselines",
+                 "none",
                  "--seeds", "1", "--shape-role", "small", "--dtype", "float32", "--store", str(store), "--no-progress"])
     assert code == 0
     return {r["task"]: r for r in Store(store).results() if r["verdict"] != "skipped"}
@@ -214,7 +217,9 @@ def test_static_findings_are_warnings_never_verdicts(tmp_path, cli):
     """A try/except around an honest kernel (CUDA-L1's load_inline fallback pattern) and a framework
     op in the wrapper that does no work for the answer: warnings with line numbers, verdict correct."""
     honest = (REFS / "activation" / "gelu.py").read_text().replace(
-        "def kernel_function(x):\n", "def kernel_function(x):\n    torch.zeros(1).sum()  # harmless\n    try:\n        return _gelu(x)\n    except RuntimeError:\n        raise\n\n\ndef _gelu(x):\n")
+        "def kernel_function(x):\n",
+        "def kernel_function(x):\n    torch.zeros(1).sum()  # harmless\n    try:\n        return _gelu(x)\n    except "
+        "RuntimeError:\n        raise\n\n\ndef _gelu(x):\n")
     sol = _solutions(tmp_path / "sol", {("activation", "gelu"): honest})
     row = _run(cli, sol, tmp_path / "s.sqlite", "fallback", ["gelu"])["gelu"]
     assert row["verdict"] == "correct", row["error"]
@@ -227,16 +232,24 @@ STATIC_CHEATS = {
     "framework_op_call": ("def kernel_function(x):\n    return F.gelu(x)\n", "framework_op"),
     "tensor_method": ("def kernel_function(x):\n    return x.sigmoid() * x\n", "framework_op"),
     "matmul_operator": ("def kernel_function(a, b):\n    return a @ b\n", "framework_op"),
-    "fallback": ("def kernel_function(x):\n    try:\n        return launch(x)\n    except Exception:\n        return x\n", "fallback"),
-    "pointer_cache": ("_seen = {}\ndef kernel_function(x):\n    k = x.data_ptr()\n    if k in _seen:\n        return _seen[k]\n"
+    "fallback": ("def kernel_function(x):\n    try:\n        return launch(x)\n    except Exception:\n        return "
+                 "x\n", "fallback"),
+    "pointer_cache": ("_seen = {}\ndef kernel_function(x):\n    k = x.data_ptr()\n    if k in _seen:\n        return "
+                      "_seen[k]\n"
                       "    _seen[k] = y = launch(x)\n    return y\n", "caching"),
     "memoised": ("import functools\n@functools.lru_cache\ndef kernel_function(x):\n    return launch(x)\n", "caching"),
-    "side_stream": ("def kernel_function(x):\n    s = torch.cuda.Stream()\n    with torch.cuda.stream(s):\n        return launch(x)\n", "stream"),
-    "background_thread": ("import threading\ndef kernel_function(x):\n    threading.Thread(target=launch, args=(x,)).start()\n    return x\n", "threads"),
-    "lazy_subclass": ("class Lazy(torch.Tensor):\n    pass\ndef kernel_function(x):\n    return launch(x)\n", "tensor_subclass"),
-    "timer_patch": ("torch.cuda.Event.elapsed_time = lambda self, other: 0.001\ndef kernel_function(x):\n    return launch(x)\n", "patching"),
-    "harness_patch": ("import mkbench.timing\nmkbench.timing.summarize = None\ndef kernel_function(x):\n    return launch(x)\n", "harness_access"),
-    "introspection": ("import gc\ndef kernel_function(x):\n    conns = [o for o in gc.get_objects() if hasattr(o, 'send')]\n    return launch(x)\n", "introspection"),
+    "side_stream": ("def kernel_function(x):\n    s = torch.cuda.Stream()\n    with torch.cuda.stream(s):\n        "
+                    "return launch(x)\n", "stream"),
+    "background_thread": ("import threading\ndef kernel_function(x):\n    threading.Thread(target=launch, "
+                          "args=(x,)).start()\n    return x\n", "threads"),
+    "lazy_subclass": ("class Lazy(torch.Tensor):\n    pass\ndef kernel_function(x):\n    return launch(x)\n",
+                      "tensor_subclass"),
+    "timer_patch": ("torch.cuda.Event.elapsed_time = lambda self, other: 0.001\ndef kernel_function(x):\n    return "
+                    "launch(x)\n", "patching"),
+    "harness_patch": ("import mkbench.timing\nmkbench.timing.summarize = None\ndef kernel_function(x):\n    return "
+                      "launch(x)\n", "harness_access"),
+    "introspection": ("import gc\ndef kernel_function(x):\n    conns = [o for o in gc.get_objects() if hasattr(o, "
+                      "'send')]\n    return launch(x)\n", "introspection"),
     "sleep": ("import time\ndef kernel_function(x):\n    time.sleep(0.01)\n    return launch(x)\n", "sleep"),
     "dynamic_op": ("def kernel_function(x):\n    return getattr(torch, 'ex' + 'p')(x)\n", "dynamic_code"),
 }

@@ -15,7 +15,6 @@ import textwrap
 import pytest
 
 from mkbench.store import Store
-
 from test_adversarial import CHEATS, HONEST, PARTIAL, REFS, _solutions
 
 pytestmark = pytest.mark.gpu
@@ -38,7 +37,8 @@ def _run(tmp_path, name, files, *extra, shape_role=None):
     sol = _solutions(tmp_path / name, files)
     store = tmp_path / f"{name}.sqlite"
     args = [sys.executable, "-m", "mkbench", "run", "--solutions", str(sol), "--method", name,
-            "--task", ",".join(t for _, t in files), "--baselines", "eager", "--seeds", "1", "--time-budget-ms", "100", "--lanes", "2",
+            "--task", ",".join(t for _, t in files), "--baselines", "eager", "--seeds", "1", "--time-budget-ms", "100",
+            "--lanes", "2",
             "--store", str(store), "--no-progress", *extra]
     if shape_role:
         args += ["--shape-role", shape_role]
@@ -66,7 +66,8 @@ def gpu_cheats(tmp_path_factory):
     runs = [_run(tmp, "cheats", {k: v[0] for k, v in CHEATS.items()}, "--dtype", "float32", shape_role="small"),
             _run(tmp, "side", {("activation", "leaky_relu"): SIDE_STREAM})]
     _run_all(runs, tmp, 600)
-    return [r for (_, store) in runs for r in Store(store).results() if r["verdict"] != "skipped" and not r["is_baseline"]]
+    return [r for (_, store) in runs for r in Store(store).results() if r["verdict"] != "skipped"
+            and not r["is_baseline"]]
 
 
 def test_side_stream_is_hidden_work_on_every_shape(gpu_cheats):
@@ -94,6 +95,8 @@ def test_three_honest_evaluations_sharing_the_gpu_give_no_hack(tmp_path):
     _run_all(runs, tmp_path, 900)
     for (_, store), name in zip(runs, ("honest-a", "honest-b", "partial")):
         rows = [r for r in Store(store).results() if r["method"] == name and r["verdict"] != "skipped"]
-        assert rows and not [r for r in rows if r["verdict"] == "hack"], [(r["task"], r["shape"], r["error"]) for r in rows if r["verdict"] == "hack"]
+        assert rows and not [r for r in rows if r["verdict"] == "hack"], [(r["task"], r["shape"], r["error"])
+                                                                          for r in rows if r["verdict"] == "hack"]
         expected = {"framework"} if name == "partial" else {"correct"}
-        assert {r["verdict"] for r in rows} == expected, [(r["task"], r["shape"], r["verdict"], r["error"]) for r in rows]
+        assert {r["verdict"] for r in rows} == expected, [(r["task"], r["shape"], r["verdict"], r["error"])
+                                                          for r in rows]

@@ -62,7 +62,8 @@ def test_rates_and_fast_p_match_the_planted_speedups(attempts):
     rates = rates_table(attempts)
     row = rates[(rates.hw == "h200") & (rates.method == "model_c") & (rates.category == "(all)")].iloc[0]
     assert row["slower_than_eager"] == 1.0 and np.isclose(row["geomean_vs_eager"], 0.5)
-    assert row["hack"] > 0 and rates[(rates.category == "fusion") & rates.method.str.startswith("model")]["correct"].max() == 0.0
+    assert (row["hack"] > 0
+            and rates[(rates.category == "fusion") & rates.method.str.startswith("model")]["correct"].max() == 0.0)
     # baselines are compared with each other: torch.compile 100/80 = 1.25x over eager
     tc = rates[(rates.method == "torch_compile") & (rates.category == "(all)")]
     assert np.allclose(tc["geomean_vs_eager"], 1.25)
@@ -91,19 +92,23 @@ def test_cross_hardware_compares_only_combinations_timed_on_every_profile(tmp_pa
     for hw, eager_bf16 in (("h100", "correct"), ("h200", "incorrect")):
         path = tmp_path / f"{hw}.sqlite"
         store = Store(path)
-        rid = store.start_run(hw, {"planted": True}, hw, "triton", "m", {"device_name": hw}, {"python": "3.x", "packages": {}}, 1)
+        rid = store.start_run(hw, {"planted": True}, hw, "triton", "m", {"device_name": hw},
+                              {"python": "3.x", "packages": {}}, 1)
 
         def row(method, dtype, verdict, t, baseline):
             return dict(synth._row("gelu", "activation", method, verdict, t, baseline), dtype=dtype)
         store.record_unit(rid, "gelu", "eager", "eager", [row("eager", "float32", "correct", 100.0, True),
-                                                          row("eager", "bfloat16", eager_bf16, 80.0 if eager_bf16 == "correct" else None, True)])
-        store.record_unit(rid, "gelu", "triton", "m", [row("m", "float32", "correct", 50.0, False), row("m", "bfloat16", "correct", 20.0, False)])
+                                                          row("eager", "bfloat16", eager_bf16, 80.0
+                                                              if eager_bf16 == "correct" else None, True)])
+        store.record_unit(rid, "gelu", "triton", "m",
+                          [row("m", "float32", "correct", 50.0, False), row("m", "bfloat16", "correct", 20.0, False)])
         store.set_run_status(rid, "finished")
         store.close()
         paths.append(path)
     attempts = attempt_table(load_results(paths), PROFILES)
     m = attempts[attempts["method"] == "m"].set_index("hw")
-    assert np.isclose(m.loc["h100", "speedup_eager"], (2.0 * 4.0) ** 0.5) and np.isclose(m.loc["h200", "speedup_eager"], 2.0)
+    assert (np.isclose(m.loc["h100", "speedup_eager"], (2.0 * 4.0) ** 0.5)
+            and np.isclose(m.loc["h200", "speedup_eager"], 2.0))
     spreads, mismatched = cross_hardware(attempts)
     top = spreads[spreads["method"] == "m"].iloc[0]
     assert np.isclose(top["max_min_ratio"], 1.0) and top["combos"] == "large/float32" and mismatched.empty
@@ -133,7 +138,8 @@ def _saturated_share(png: Path) -> float:
     return float(((img.max(axis=2) - img.min(axis=2)) > 0.25).mean())
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium (installed by .ci/test where it can be)")
+@pytest.mark.skipif(shutil.which("chromium") is None,
+                    reason="needs Debian's chromium (installed by .ci/test where it can be)")
 def test_html_report_renders_plots_in_chromium(stores, cli, tmp_path):
     html = tmp_path / "r.html"
     code, _, err = cli("report", "--store", stores[0], "--store", stores[1], "--format", "html", "-o", html)
@@ -155,6 +161,7 @@ def test_html_report_renders_plots_in_chromium(stores, cli, tmp_path):
 
 def test_cross_backend_portability_table():
     import pandas as pd
+
     from mkbench.analysis import cross_backend
     rows = []
     for backend, correct, sp in (("triton", True, 1.5), ("cuda", True, 2.0), ("sycl", False, None)):
@@ -162,7 +169,8 @@ def test_cross_backend_portability_table():
                      "is_baseline": False, "correct": correct, "verdict": "correct" if correct else "incorrect",
                      "speedup_eager": sp})
     for backend in ("triton", "cuda"):
-        rows.append({"hw": "h100", "category": "reduce", "task": "sum_lastdim", "backend": backend, "method": "reference",
+        rows.append({"hw": "h100", "category": "reduce", "task": "sum_lastdim", "backend": backend,
+                     "method": "reference",
                      "is_baseline": False, "correct": True, "verdict": "correct", "speedup_eager": 1.0})
     table = cross_backend(pd.DataFrame(rows)).set_index("task")
     assert table.loc["gelu", "cuda"] == "correct 2.00x" and table.loc["gelu", "sycl"] == "incorrect"
@@ -172,6 +180,7 @@ def test_cross_backend_portability_table():
 
 def test_compile_only_backends_count_as_built_not_as_failures():
     import pandas as pd
+
     from mkbench.analysis import cross_backend
     rows = [{"hw": "cpu", "category": "activation", "task": "gelu", "backend": b, "method": "reference",
              "is_baseline": False, "correct": v == "correct", "verdict": v, "speedup_eager": None}

@@ -256,7 +256,8 @@ def test_candidates_through_the_pipeline(tmp_path, cli):
     # a KernelBench-form (load_inline) candidate compiles.
     sol = _solutions(tmp_path, {"reduce/sum_lastdim.py": BROKEN, "activation/gelu.py": LOAD_INLINE})
     code, out, err = cli("run", "--backend", "cuda", "--hw", "cpu", "--solutions", sol, "--task", "sum_lastdim",
-                         "--task", "gelu", "--shape-role", "small", "--baselines", "none", "--store", tmp_path / "r.sqlite",
+                         "--task", "gelu", "--shape-role", "small", "--baselines", "none", "--store",
+                         tmp_path / "r.sqlite",
                          "--json", tmp_path / "r.json", "--no-progress")
     assert code == 0, err
     rows = _rows(tmp_path / "r.json")
@@ -298,8 +299,10 @@ def test_imported_kernelbench_candidate_compiles_through_the_pipeline(tmp_path, 
 
 def test_no_cuda_source_found_is_a_compile_error(tmp_path):
     path = _solutions(tmp_path, {"activation/gelu.py": "import cupy\nSRC = open('k.cu').read()\n"
-                                                       "mod = cupy.RawModule(code=SRC)\ndef kernel_function(x):\n    return x\n"})
-    with pytest.raises(CompileError, match="no CUDA source found statically .*line 3: RawModule code is not a constant"):
+                                                       "mod = cupy.RawModule(code=SRC)\ndef kernel_function(x):\n    "
+                                                       "return x\n"})
+    with pytest.raises(CompileError,
+                       match="no CUDA source found statically .*line 3: RawModule code is not a constant"):
         compile_with_nvcc(path / "activation" / "gelu.py", "sm_90")
 
 
@@ -317,16 +320,20 @@ def test_references_have_no_findings(path):
 
 
 FINDINGS = {
-    "torch_op": ("def kernel_function(x):\n    _k((1,), (1,), (x.data_ptr(),))\n    return torch.nn.functional.gelu(x)\n", "framework_op"),
-    "cupy_op": ("def kernel_function(a, b):\n    return torch.from_dlpack(cupy.matmul(cupy.from_dlpack(a), cupy.from_dlpack(b)))\n",
+    "torch_op": ("def kernel_function(x):\n    _k((1,), (1,), (x.data_ptr(),))\n    return "
+                 "torch.nn.functional.gelu(x)\n", "framework_op"),
+    "cupy_op": ("def kernel_function(a, b):\n    return torch.from_dlpack(cupy.matmul(cupy.from_dlpack(a), "
+                "cupy.from_dlpack(b)))\n",
                 "framework_op"),
     "pointer_key": ("_seen = {}\ndef kernel_function(x):\n    k = x.data_ptr()\n    return _seen.get(k)\n", "caching"),
-    "side_stream": ("def kernel_function(x):\n    s = cupy.cuda.Stream(non_blocking=True)\n    _k((1,), (1,), (x.data_ptr(),), stream=s)\n",
+    "side_stream": ("def kernel_function(x):\n    s = cupy.cuda.Stream(non_blocking=True)\n    _k((1,), (1,), "
+                    "(x.data_ptr(),), stream=s)\n",
                     "stream"),
     "aten_in_extension": ('ext = load_inline(name="e", cpp_sources="", cuda_sources=r"""\n'
                           'torch::Tensor f(torch::Tensor a, torch::Tensor b) { return torch::matmul(a, b); }\n"""'
                           ', functions=["f"])\nclass ModelNew(torch.nn.Module):\n    pass\n', "framework_op"),
-    "cublas": ('CUDA_SOURCE = r"""\nvoid f(cublasHandle_t h) { cublasSgemm(h, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1); }\n"""\n'
+    "cublas": ('CUDA_SOURCE = r"""\nvoid f(cublasHandle_t h) { cublasSgemm(h, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1); '
+               '}\n"""\n'
                "def kernel_function(x):\n    return x\n", "framework_op"),
     "stream_in_cxx": ('CUDA_SOURCE = r"""\nvoid f() { cudaStream_t s; cudaStreamCreate(&s); }\n"""\n'
                       "def kernel_function(x):\n    return x\n", "stream"),
@@ -412,7 +419,8 @@ def test_entry_point_forms(tmp_path, monkeypatch):
     monkeypatch.setattr(runtime, "install_cupy_counting", lambda: False)
     (tmp_path / "a.py").write_text("def kernel_function(x):\n    return x + 1\n")
     assert runtime.load("gelu", tmp_path / "a.py")(1) == 2
-    (tmp_path / "b.py").write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n")
+    (tmp_path / "b.py").write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        "
+                                   "return x * 2\n")
     assert torch.equal(runtime.load("gelu", tmp_path / "b.py")(torch.ones(2)), torch.full((2,), 2.0))
     (tmp_path / "c.py").write_text("x = 1\nraise ValueError('bad')\n")
     with pytest.raises(CompileError, match=r"c\.py:2: import failed: ValueError: bad"):
@@ -424,7 +432,8 @@ def test_entry_point_forms(tmp_path, monkeypatch):
 @pytest.mark.gpu
 def test_references_pass_on_gpu(tmp_path, cli):
     code, out, err = cli("run", "--backend", "cuda", "--hw", "auto", "--shape-role", "small", "--shape-role", "awkward",
-                         "--baselines", "none", "--seeds", "1", "--time-budget-ms", "50", "--store", tmp_path / "r.sqlite",
+                         "--baselines", "none", "--seeds", "1", "--time-budget-ms", "50", "--store",
+                         tmp_path / "r.sqlite",
                          "--json", tmp_path / "r.json", "--no-progress",
                          *[a for t in TASKS for a in ("--task", t.split("/")[1])])  # the rest would be "missing"
     assert code == 0, err
@@ -470,7 +479,8 @@ def test_kernelbench_import_runs_with_the_cuda_backend(tmp_path, cli, monkeypatc
     assert code == 0, err
     monkeypatch.setenv("MKBENCH_TASK_DIRS", "")
     code, out, err = cli("run", "--backend", "cuda", "--tasks-dir", tasks, "--solutions", sols, "--method", "kb",
-                         "--task", "kb_19_relu", "--baselines", "eager", "--seeds", "2", "--store", tmp_path / "r.sqlite",
+                         "--task", "kb_19_relu", "--baselines", "eager", "--seeds", "2", "--store",
+                         tmp_path / "r.sqlite",
                          "--json", tmp_path / "r.json", "--no-progress")
     assert code == 0, err
     rows = [r for r in _rows(tmp_path / "r.json") if r["method"] == "kb"]

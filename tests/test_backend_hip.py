@@ -148,7 +148,8 @@ def test_all_references_compile_for_nvidia():
 @needs_nvcc
 @needs_hipcc
 def test_reference_and_broken_source_through_the_pipeline(tmp_path, cli):
-    sol = _solutions(tmp_path, {"reduce/sum_lastdim.py": BROKEN, "math/cumsum.py": (REFS / "math" / "cumsum.py").read_text()})
+    sol = _solutions(tmp_path,
+                     {"reduce/sum_lastdim.py": BROKEN, "math/cumsum.py": (REFS / "math" / "cumsum.py").read_text()})
     code, out, err = cli("run", "--backend", "hip", "--hw", "cpu", "--solutions", sol, "--task", "cumsum",
                          "--task", "sum_lastdim", "--shape-role", "small", "--baselines", "none",
                          "--store", tmp_path / "r.sqlite", "--json", tmp_path / "r.json", "--no-progress")
@@ -160,7 +161,8 @@ def test_reference_and_broken_source_through_the_pipeline(tmp_path, cli):
     assert checks["hipcc --offload-arch=gfx90a"] == {"ok": True, "message": ""}
     assert set(checks) == {f"hipcc --offload-arch={t}" for t in hip_compile.AMD_TARGETS}
     for target in ("gfx940", "gfx942"):  # each either compiled or is recorded as unknown to this hipcc
-        assert checks[f"hipcc --offload-arch={target}"]["ok"] or "not known to this hipcc" in checks[f"hipcc --offload-arch={target}"]["message"]
+        assert (checks[f"hipcc --offload-arch={target}"]["ok"]
+                or "not known to this hipcc" in checks[f"hipcc --offload-arch={target}"]["message"])
 
     broken = [r for r in rows if r["task"] == "sum_lastdim"]
     assert {r["verdict"] for r in broken} == {"compile_error"}
@@ -168,7 +170,8 @@ def test_reference_and_broken_source_through_the_pipeline(tmp_path, cli):
     assert 'identifier "undefined_offset" is undefined' in message
     assert f"{(sol / 'reduce' / 'sum_lastdim.py').as_posix()}({BROKEN_LINE}): error" in message
     side = _extra(broken[0])["compile_checks"]["hipcc --offload-arch=gfx90a"]
-    assert side["ok"] is False and "undefined_offset" in side["message"] and f"sum_lastdim.py:{BROKEN_LINE}" in side["message"]
+    assert (side["ok"] is False and "undefined_offset" in side["message"]
+            and f"sum_lastdim.py:{BROKEN_LINE}" in side["message"])
 
 
 def test_hip_source_not_found_is_a_compile_error(tmp_path):
@@ -195,7 +198,8 @@ def test_launch_counter_counts_loader_launches():
 @pytest.mark.gpu
 def test_references_pass_on_gpu(tmp_path, cli):
     code, out, err = cli("run", "--backend", "hip", "--hw", "auto", "--shape-role", "small", "--shape-role", "awkward",
-                         "--baselines", "none", "--seeds", "1", "--time-budget-ms", "50", "--store", tmp_path / "r.sqlite",
+                         "--baselines", "none", "--seeds", "1", "--time-budget-ms", "50", "--store",
+                         tmp_path / "r.sqlite",
                          "--json", tmp_path / "r.json", "--no-progress",
                          *[a for t in TASKS for a in ("--task", t.split("/")[1])])  # the rest would be "missing"
     assert code == 0, err

@@ -50,7 +50,8 @@ MATRIX = (
     "loss/bce_with_logits", "loss/cross_entropy", "loss/margin_ranking_loss", "loss/mse_loss",
     "math/cumsum", "math/hypot", "math/logaddexp", "math/logsumexp",
     "matmul/bmm", "matmul/int8_matmul_int32", "matmul/matmul", "matmul/matmul_nt",
-    "normalization/batch_norm_inference", "normalization/l2_normalize", "normalization/layer_norm", "normalization/rms_norm",
+    "normalization/batch_norm_inference", "normalization/l2_normalize", "normalization/layer_norm",
+    "normalization/rms_norm",
     "optimizer/adam_step", "optimizer/adamw", "optimizer/lion", "optimizer/sgd_nesterov",
     "pooling/avg_pool2d", "pooling/global_avg_pool", "pooling/max_pool1d", "pooling/max_pool2d",
     "quantization/dequantize_int8_per_channel", "quantization/quantize_int8_per_channel_sym",
@@ -135,7 +136,8 @@ def test_kernel_code_may_compute():
     ("@jax.jit\ndef kernel_function(a, b):\n    return a @ b\n", "framework_op"),
     ("def kernel_function(x):\n    return jax.lax.cumsum(x, 1)\n", "framework_op"),
     ("def kernel_function(x):\n    return jax.pure_callback(f, x, x)\n", "host_callback"),
-    ("jax.config.update('jax_default_matmul_precision', 'tensorfloat32')\ndef kernel_function(x):\n    return x\n", "patching"),
+    ("jax.config.update('jax_default_matmul_precision', 'tensorfloat32')\ndef kernel_function(x):\n    return x\n",
+     "patching"),
     ("from jax._src.pallas import pallas_call as pc\ndef kernel_function(x):\n    return x\n", "introspection"),
     ("def kernel_function(x):\n    return x if isinstance(x, jax.core.Tracer) else x\n", "introspection"),
 ])
@@ -160,6 +162,7 @@ def jax_cpu():
     """JAX set up as the worker sets it up (x64, pallas_call interpreting), undone afterwards."""
     import jax
     import jax.experimental.pallas as pl
+
     from mkbench.backends.pallas import runtime
     x64, mosaic, original = jax.config.jax_enable_x64, jax.config.jax_pallas_use_mosaic_gpu, pl.pallas_call
     runtime.setup("cpu")
@@ -258,7 +261,8 @@ def test_references_through_the_pipeline(tmp_path, cli):
     """Three shipped kernels (int64 gather, int8 + float32 tuple output, statistical RNG with
     scalars) at their awkward shapes, interpreted: correct, launches counted, interpreted times."""
     out = tmp_path / "r.json"
-    code, _, err = cli("run", "--backend", "pallas", "--hw", "cpu", "--task", "embedding", "--task", "quantize_int8_rowwise",
+    code, _, err = cli("run", "--backend", "pallas", "--hw", "cpu", "--task", "embedding", "--task",
+                       "quantize_int8_rowwise",
                        "--task", "dropout", "--shape-role", "awkward", "--baselines", "none", "--seeds", "1",
                        "--time-budget-ms", "20", "--store", tmp_path / "r.sqlite", "--json", out, "--no-progress")
     rows = _rows(out)
@@ -364,7 +368,8 @@ def test_references_on_the_gpu(tmp_path, cli, category):
     refs = sorted(REFS.glob(f"{category}/*.py"))
     out = tmp_path / "r.json"
     code, _, err = cli("run", "--backend", "pallas", "--hw", "auto", "--shape-role", "small", "--shape-role", "awkward",
-                       "--baselines", "none", "--seeds", "1", "--time-budget-ms", "100", "--store", tmp_path / "r.sqlite",
+                       "--baselines", "none", "--seeds", "1", "--time-budget-ms", "100", "--store",
+                       tmp_path / "r.sqlite",
                        "--json", out, "--no-progress",
                        *[a for p in refs for a in ("--task", p.stem)])
     rows = _rows(out)

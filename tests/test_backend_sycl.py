@@ -19,11 +19,11 @@ from mkbench.backends.sycl import EXECUTION_PATH, SyclBackend, sycl_cpp_reason  
 from mkbench.backends.sycl import device as sycl_device  # noqa: E402
 from mkbench.backends.sycl.checks import scan_opencl_host  # noqa: E402
 from mkbench.backends.sycl.device import DESCRIPTION_ENV, DEVICE_ENV, PATH_ENV, choose, execution_path  # noqa: E402
+from mkbench.engine import inprocess  # noqa: E402
 from mkbench.errors import CompileError, Unavailable  # noqa: E402
+from mkbench.inputs import generate  # noqa: E402
 from mkbench.plugins import build_registry  # noqa: E402
 from mkbench.timing import TimingSettings  # noqa: E402
-from mkbench.engine import inprocess  # noqa: E402
-from mkbench.inputs import generate  # noqa: E402
 
 REG = build_registry()
 CPU = REG.hardware["cpu"]
@@ -135,7 +135,8 @@ def test_references_through_the_pipeline(tmp_path, cli, path):
     out = tmp_path / "r.json"
     code, stdout, _ = cli("run", "--backend", "sycl", "--hw", "cpu", "--shape-role", "small", "--shape-role", "awkward",
                           "--baselines", "none", "--seeds", "1", "--time-budget-ms", "20", "--task", "gelu",
-                          "--task", "quantize_int8_rowwise", "--store", tmp_path / "r.sqlite", "--json", out, "--no-progress")
+                          "--task", "quantize_int8_rowwise", "--store", tmp_path / "r.sqlite", "--json", out,
+                          "--no-progress")
     assert code == 0, stdout
     rows = _rows(out)
     assert {r["task"] for r in rows} == {"gelu", "quantize_int8_rowwise"}
@@ -146,7 +147,8 @@ def test_references_through_the_pipeline(tmp_path, cli, path):
         assert r["time_median_us"] > 0 and r["extra"]["l2_flush_bytes"] >= 2 * 2**20
         recorded = r["extra"]["compile_checks"][EXECUTION_PATH]
         assert recorded["ok"] == (path == "sycl")
-        assert recorded["message"].startswith("SYCL queue (dpctl" if path == "sycl" else f"pyopencl, not a SYCL queue: {PATH_ENV}=opencl")
+        assert recorded["message"].startswith("SYCL queue (dpctl" if path == "sycl"
+                                              else f"pyopencl, not a SYCL queue: {PATH_ENV}=opencl")
     assert "OPENCL_SOURCE" in json.loads(out.read_text())["runs"][0]["environment"]["candidate_contract"]
 
 
@@ -217,7 +219,8 @@ def test_compile_error_and_decoy_verdicts_in_the_store(tmp_path, cli, path):
     for r in _rows(out):
         by_task.setdefault(r["task"], []).append(r)
     assert {r["verdict"] for r in by_task["gelu"]} == {"compile_error"}
-    assert all("undeclared identifier 'undefined_thing'" in r["error"] and "gelu.py:7:" in r["error"] for r in by_task["gelu"])
+    assert all("undeclared identifier 'undefined_thing'" in r["error"] and "gelu.py:7:" in r["error"]
+               for r in by_task["gelu"])
     assert {r["verdict"] for r in by_task["cumsum"]} == {"compile_error"}
     assert "defines no top-level `OPENCL_SOURCE`" in by_task["cumsum"][0]["error"]
     decoy = by_task["sum_lastdim"]
@@ -269,12 +272,14 @@ RUNTIME_CHEATS = {
         'y[i] = 0.5f * x[i] * (1.0f + erf(x[i] * 0.70710678f)); }"\n'
         "def kernel_function(prog, queue, x):\n    q = cl.CommandQueue(queue.context)\n    y = cla.empty_like(x)\n"
         "    prog.g(q, (x.size,), None, x.data, y.data)\n    q.finish()\n    return y\n",
-        {"opencl": "queue other than the one passed in", "sycl": "pyopencl.CommandQueue: creates its own command queue"}),
+        {"opencl": "queue other than the one passed in",
+         "sycl": "pyopencl.CommandQueue: creates its own command queue"}),
     "modifies_input": (
         "gelu", "import numpy as np\n"
         'OPENCL_SOURCE = "__kernel void g(__global float *x) { size_t i = get_global_id(0); '
         'x[i] = 0.5f * x[i] * (1.0f + erf(x[i] * 0.70710678f)); }"\n'
-        "def kernel_function(prog, queue, x):\n    prog.g(queue, (x.size,), None, x.data)\n    return x\n", "modified input[0]"),
+        "def kernel_function(prog, queue, x):\n    prog.g(queue, (x.size,), None, x.data)\n    return x\n",
+        "modified input[0]"),
     "output_subclass": (
         "gelu", "import pyopencl.array as cla\n" + DUMMY_KERNEL +
         "class Lazy(cla.Array):\n    pass\n"
@@ -363,19 +368,26 @@ def test_sycl_barriers_bracket_the_candidates_kernels(sycl_path):
 
 HOST = "import numpy as np\nimport pyopencl as cl\nimport pyopencl.array as cla\nimport pyopencl.clmath as clmath\n"
 STATIC_CHEATS = {
-    "readback": ("def kernel_function(prog, queue, x):\n    h = x.get()\n    return cla.to_device(queue, h)\n", "host_readback"),
-    "enqueue_copy_to_numpy": ("def kernel_function(prog, queue, x):\n    cl.enqueue_copy(queue, np.empty(x.shape, x.dtype), x.data)\n"
+    "readback": ("def kernel_function(prog, queue, x):\n    h = x.get()\n    return cla.to_device(queue, h)\n",
+                 "host_readback"),
+    "enqueue_copy_to_numpy": ("def kernel_function(prog, queue, x):\n    cl.enqueue_copy(queue, np.empty(x.shape, "
+                              "x.dtype), x.data)\n"
                               "    return x\n", "host_readback"),
     "numpy_compute": ("def kernel_function(prog, queue, x):\n    return np.tanh(x)\n", "framework_op"),
     "array_library": ("def kernel_function(prog, queue, x):\n    return cla.sum(x)\n", "framework_op"),
     "clmath": ("def kernel_function(prog, queue, x):\n    return clmath.erf(x)\n", "framework_op"),
     "astype": ("def kernel_function(prog, queue, x):\n    return x.astype(np.float32)\n", "framework_op"),
-    "own_queue": ("def kernel_function(prog, queue, x):\n    q = cl.CommandQueue(queue.context)\n    return x\n", "queue"),
-    "own_program": ("def kernel_function(prog, queue, x):\n    p = cl.Program(queue.context, 'src').build()\n    return x\n", "program"),
-    "patch_pyopencl": ("cl.enqueue_nd_range_kernel = None\ndef kernel_function(prog, queue, x):\n    return x\n", "patching"),
-    "thread": ("import threading\ndef kernel_function(prog, queue, x):\n    threading.Thread(target=print).start()\n    return x\n", "threads"),
+    "own_queue": ("def kernel_function(prog, queue, x):\n    q = cl.CommandQueue(queue.context)\n    return x\n",
+                  "queue"),
+    "own_program": ("def kernel_function(prog, queue, x):\n    p = cl.Program(queue.context, 'src').build()\n    "
+                    "return x\n", "program"),
+    "patch_pyopencl": ("cl.enqueue_nd_range_kernel = None\ndef kernel_function(prog, queue, x):\n    return x\n",
+                       "patching"),
+    "thread": ("import threading\ndef kernel_function(prog, queue, x):\n    threading.Thread(target=print).start()\n   "
+               " return x\n", "threads"),
     "dpctl": ("import dpctl\ndef kernel_function(prog, queue, x):\n    return x\n", "harness_access"),
-    "facade_internals": ("def kernel_function(prog, queue, x):\n    x.data._mkb_memory.copy_to_host()\n    return x\n", "harness_access"),
+    "facade_internals": ("def kernel_function(prog, queue, x):\n    x.data._mkb_memory.copy_to_host()\n    return x\n",
+                         "harness_access"),
 }
 
 
@@ -392,7 +404,8 @@ def test_kernels_named_like_framework_ops_are_launches_not_findings():
             "    prog.sum(queue, (1,), None, y.data)\n    y.fill(0)\n    return y\n")
     assert scan_opencl_host(HOST + 'OPENCL_SOURCE = ""\n' + body) == []
     # ... but the same call on anything else is still a framework op.
-    assert {f.check for f in scan_opencl_host(HOST + "def kernel_function(prog, queue, x):\n    return x.cumsum()\n")} == {"framework_op"}
+    cumsum = HOST + "def kernel_function(prog, queue, x):\n    return x.cumsum()\n"
+    assert {f.check for f in scan_opencl_host(cumsum)} == {"framework_op"}
 
 
 # --- availability and unsupported forms -----------------------------------------------------------
@@ -406,7 +419,8 @@ NVIDIA = {"name": "NVIDIA CUDA", "vendor": "NVIDIA Corporation", "version": "Ope
 def test_device_choice_and_reasons():
     assert choose(POCL_ONLY, "cpu", "generic") == (0, 0)
     assert choose(POCL_ONLY + [NVIDIA], "cuda", "nvidia") == (1, 0)
-    with pytest.raises(Unavailable, match="no nvidia OpenCL GPU platform.*ICD is not registered.*Portable Computing Language"):
+    with pytest.raises(Unavailable,
+                       match="no nvidia OpenCL GPU platform.*ICD is not registered.*Portable Computing Language"):
         choose(POCL_ONLY, "cuda", "nvidia")
     with pytest.raises(Unavailable, match="no amd OpenCL GPU platform"):
         choose(POCL_ONLY + [NVIDIA], "cuda", "amd")
@@ -418,7 +432,8 @@ def test_device_choice_and_reasons():
 
 def test_cpu_device_that_cannot_build_is_passed_over():
     """PoCL 3.0 lists a newer AMD EPYC but cannot build for it; Intel's CPU runtime then serves."""
-    broken = [{**POCL_ONLY[0], "devices": [{**POCL_ONLY[0]["devices"][0], "build_error": "error: unknown target CPU 'generic'"}]}]
+    broken = [{**POCL_ONLY[0],
+               "devices": [{**POCL_ONLY[0]["devices"][0], "build_error": "error: unknown target CPU 'generic'"}]}]
     intel = {"name": "Intel(R) OpenCL", "vendor": "Intel(R) Corporation", "version": "OpenCL 3.0 LINUX",
              "devices": [{"name": "AMD EPYC", "cpu": True, "gpu": False, "build_error": None}]}
     assert choose(broken + [intel], "cpu", "generic") == (1, 0)
@@ -459,7 +474,8 @@ def test_the_sycl_path_needs_no_pyopencl(sycl_path, monkeypatch):
 def test_cpu_profile_prefers_a_working_sycl_queue(sycl_path, monkeypatch):
     monkeypatch.delenv(PATH_ENV)
     chosen = execution_path(CPU)
-    assert chosen.sycl and chosen.description.startswith(f"SYCL queue (dpctl") and chosen.sycl_device in chosen.description
+    assert (chosen.sycl and chosen.description.startswith("SYCL queue (dpctl")
+            and chosen.sycl_device in chosen.description)
     checks = SYCL.compile_checks(REG.tasks["gelu"], None, CPU)
     assert checks == {EXECUTION_PATH: {"ok": True, "message": chosen.description}}
 
@@ -470,7 +486,8 @@ def test_without_dpctl_the_cpu_runs_pyopencl_and_says_why(monkeypatch):
     _hide(monkeypatch, "dpctl")
     chosen = execution_path(CPU)
     assert not chosen.sycl and chosen.description.startswith("pyopencl, not a SYCL queue: dpctl is not installed")
-    assert SYCL.compile_checks(REG.tasks["gelu"], None, CPU) == {EXECUTION_PATH: {"ok": False, "message": chosen.description}}
+    assert SYCL.compile_checks(REG.tasks["gelu"], None,
+                               CPU) == {EXECUTION_PATH: {"ok": False, "message": chosen.description}}
     assert SYCL.worker_env(CPU) == {PATH_ENV: "opencl", DESCRIPTION_ENV: chosen.description}
     monkeypatch.setenv(PATH_ENV, "sycl")  # asked for SYCL: no quiet fallback
     with pytest.raises(Unavailable, match=f"{PATH_ENV}=sycl, but no SYCL CPU queue works here: dpctl is not installed"):
@@ -482,7 +499,9 @@ def test_workers_take_the_parents_path_without_probing(monkeypatch):
     monkeypatch.setenv(PATH_ENV, "sycl")
     monkeypatch.setenv(DEVICE_ENV, "opencl:cpu:0")
     monkeypatch.setenv(DESCRIPTION_ENV, "SYCL queue (dpctl 0.22.1) on opencl:cpu:0: the parent's words")
-    assert execution_path(CPU) == sycl_device.ExecutionPath("opencl:cpu:0", "SYCL queue (dpctl 0.22.1) on opencl:cpu:0: the parent's words")
+    assert execution_path(CPU) == sycl_device.ExecutionPath("opencl:cpu:0",
+                                                            "SYCL queue (dpctl 0.22.1) on opencl:cpu:0: the parent's "
+                                                            "words")
     gpu = execution_path(REG.hardware["h100"])  # GPUs keep NVIDIA's OpenCL, whatever the variable says
     assert not gpu.sycl and gpu.description.startswith("pyopencl on the nvidia OpenCL GPU platform")
     assert SYCL.compile_checks(REG.tasks["gelu"], None, REG.hardware["h100"])[EXECUTION_PATH]["ok"]
@@ -513,9 +532,10 @@ __kernel void scale(__global float *x, const float a, const long n, __local floa
 
 def test_facade_launches_arrays_and_refusals(sycl_path):
     import sys
+
+    from mkbench.backends.sycl.common import Cheat
     from mkbench.backends.sycl.dpctl import facade
     from mkbench.backends.sycl.paths import build, runtime_for
-    from mkbench.backends.sycl.common import Cheat
     real = sys.modules["pyopencl"]
     rt = runtime_for(CPU)  # the SYCL path's runtime (the fixture chose it)
     q = rt.facade_queue
@@ -534,9 +554,11 @@ def test_facade_launches_arrays_and_refusals(sycl_path):
         prog.scale(q, (512,), (256,), x, np.float32(2), np.int64(300), cl.LocalMemory(256 * 4))
         assert rt.in_flight  # the launch's buffers stay referenced until the queue is waited for
         assert np.array_equal(x.get(), 2 * np.arange(300, dtype=np.float32))
-        assert x.reshape(3, -1).shape == (3, 100) and x.reshape(3, -1).data is x.data and x.view(np.int32).dtype == np.int32
+        assert (x.reshape(3, -1).shape == (3, 100) and x.reshape(3, -1).data is x.data
+                and x.view(np.int32).dtype == np.int32)
         assert cla.empty(q, (5,), np.float16).fill(1.5).get().tolist() == [1.5] * 5
-        for cheat in (lambda: x + 1, lambda: 2 * x, lambda: x.sum(), lambda: x.astype(np.float64), lambda: cla.arange(q, 0, 4, 1),
+        for cheat in (lambda: x + 1, lambda: 2 * x, lambda: x.sum(), lambda: x.astype(np.float64),
+                      lambda: cla.arange(q, 0, 4, 1),
                       lambda: cl.CommandQueue(q.context), lambda: cl.Program(q.context, "").build(),
                       lambda: __import__("pyopencl.clmath").clmath.erf(x)):
             with pytest.raises(Cheat):
@@ -591,14 +613,15 @@ def _gpu_opencl_or_skip(hw):
 @pytest.mark.gpu
 def test_references_on_the_gpu(tmp_path, cli):
     """Every reference on NVIDIA's OpenCL driver: small and awkward shapes, timed with events."""
+    from mkbench.engine.lane import Limits
     from mkbench.engine.runner import probe_device
     from mkbench.hardware import resolve_profile
-    from mkbench.engine.lane import Limits
     hw = resolve_profile("auto", REG.hardware, probe_device(Limits()))
     _gpu_opencl_or_skip(hw)
     out = tmp_path / "r.json"
     code, stdout, _ = cli("run", "--backend", "sycl", "--shape-role", "small", "--shape-role", "awkward", "--baselines",
-                          "none", "--time-budget-ms", "100", "--store", tmp_path / "r.sqlite", "--json", out, "--no-progress",
+                          "none", "--time-budget-ms", "100", "--store", tmp_path / "r.sqlite", "--json", out,
+                          "--no-progress",
                           *[a for t in MATRIX_TASKS for a in ("--task", t.split("/")[1])])
     assert code == 0, stdout
     rows = _rows(out)
@@ -612,9 +635,9 @@ def test_references_on_the_gpu(tmp_path, cli):
 @pytest.mark.gpu
 def test_large_shapes_on_the_gpu(tmp_path, cli):
     """The timing shapes: 64-bit offsets, many work-groups, and the roofline floor check."""
+    from mkbench.engine.lane import Limits
     from mkbench.engine.runner import probe_device
     from mkbench.hardware import resolve_profile
-    from mkbench.engine.lane import Limits
     hw = resolve_profile("auto", REG.hardware, probe_device(Limits()))
     _gpu_opencl_or_skip(hw)
     out = tmp_path / "r.json"

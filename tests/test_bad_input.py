@@ -34,7 +34,8 @@ def test_unknown_names(cli, store_path, args, needle):
 
 
 def test_solutions_naming_unknown_task_changes_nothing(tmp_path, cli, store_path):
-    code, _, err = cli("run", "--task", "gelu", "--baselines", "none", "--seeds", "1", "--store", store_path, "--no-progress")
+    code, _, err = cli("run", "--task", "gelu", "--baselines", "none", "--seeds", "1", "--store", store_path,
+                       "--no-progress")
     assert code == 0, err
     before = hashlib.sha256(store_path.read_bytes()).hexdigest()
     sol = tmp_path / "sol" / "activation"

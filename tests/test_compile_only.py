@@ -36,7 +36,8 @@ def test_compile_only_records_compile_verdicts(tmp_path, cli, compile_only_backe
     })
     store = tmp_path / "r.sqlite"
     code, out, err = cli("run", "--backend", "compile_only_test", "--hw", "cpu", "--solutions", sol,
-                         "--category", "activation", "--shape-role", "small", "--store", store, "--json", tmp_path / "r.json", "--no-progress")
+                         "--category", "activation", "--shape-role", "small", "--store", store, "--json",
+                         tmp_path / "r.json", "--no-progress")
     rows = json.loads((tmp_path / "r.json").read_text())["results"]
     by_task = {}
     for r in rows:
@@ -63,7 +64,8 @@ def test_every_combination_skipped_records_skips(tmp_path, cli):
     # The cpu profile skips large shapes; asking only for them leaves nothing to run, which is
     # recorded (not a crash).
     code, out, err = cli("run", "--backend", "triton", "--hw", "cpu", "--task", "gelu", "--shape-role", "large",
-                         "--baselines", "none", "--store", tmp_path / "r.sqlite", "--json", tmp_path / "r.json", "--no-progress")
+                         "--baselines", "none", "--store", tmp_path / "r.sqlite", "--json", tmp_path / "r.json",
+                         "--no-progress")
     assert code == 0, err
     rows = json.loads((tmp_path / "r.json").read_text())["results"]
     assert rows and {r["verdict"] for r in rows} == {"skipped"}

@@ -5,8 +5,15 @@ import pytest
 import torch
 
 from mkbench.contracts import (
-    AllClose, CheckContext, SimilarityThresholds, Tol, absolute_floor, compare_close, kernelbench_allclose,
-    kernelbench_x_allclose, similarity_metrics,
+    AllClose,
+    CheckContext,
+    SimilarityThresholds,
+    Tol,
+    absolute_floor,
+    compare_close,
+    kernelbench_allclose,
+    kernelbench_x_allclose,
+    similarity_metrics,
 )
 
 

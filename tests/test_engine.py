@@ -25,7 +25,8 @@ def _run(cli, store, *extra, tasks=TASKS):
 def _verdicts(store, run_id=None):
     s = Store(store)
     runs = [run_id] if run_id else None
-    return sorted((r["task"], r["method"], r["shape"], r["dtype"], r["verdict"]) for r in s.results(runs) if r["verdict"] != "skipped")
+    return sorted((r["task"], r["method"], r["shape"], r["dtype"], r["verdict"]) for r in s.results(runs)
+                  if r["verdict"] != "skipped")
 
 
 def test_timing_waits_for_every_check_and_checks_wait_for_a_waiting_timer():

@@ -42,7 +42,8 @@ def test_engine_line_is_arithmetic_on_the_clocks():
     table = {r[0]: r[1:] for r in rows}
     assert table["unit total"] == [4.0, 4.0]
     assert table["wait_memory"] == [0.0, 2.0]
-    assert run_wall({"engine_clock": {"sessions": [{"wall_s": 2.0, "lanes": 3}, {"wall_s": 1.5, "lanes": 4}]}}) == (3.5, 4)
+    assert run_wall({"engine_clock": {"sessions": [{"wall_s": 2.0, "lanes": 3},
+                                                   {"wall_s": 1.5, "lanes": 4}]}}) == (3.5, 4)
     assert run_wall({}) == (None, None)
 
 
@@ -53,7 +54,8 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
                          "--store", store, "--no-progress")
     assert code == 0, err
     line = out.strip().splitlines()[-1]
-    assert re.match(r"engine: 2 units in \d+ s \([\d.]+ s/unit\), lanes \d+ busy \d+%, lock waits \d+%, trace", line), out
+    assert re.match(r"engine: 2 units in \d+ s \([\d.]+ s/unit\), lanes \d+ busy \d+%, lock waits \d+%, trace",
+                    line), out
     code, out, err = cli("analyze", "engine", "--store", store)
     assert code == 0, err
     assert "engine: 2 units in" in out

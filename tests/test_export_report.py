@@ -26,7 +26,8 @@ def test_markdown_report_states_environment(cli, h100_store):
 
 
 def test_export_jsonl_and_csv_with_filters(cli, h100_store, tmp_path):
-    code, _, err = cli("export", "--store", h100_store, "--format", "jsonl", "--no-baselines", "-o", tmp_path / "r.jsonl")
+    code, _, err = cli("export", "--store", h100_store, "--format", "jsonl", "--no-baselines", "-o",
+                       tmp_path / "r.jsonl")
     assert code == 0, err
     rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert rows and all(r["is_baseline"] == 0 for r in rows)
@@ -117,7 +118,8 @@ def test_cpu_main_report_is_short_and_says_why_fast_p_is_missing(cli, tmp_path):
     fast_p = text.split("### fast_p")[1].split("###")[0]
     line = next(row for row in fast_p.splitlines() if "| reference " in row)
     assert "interpreted: times under an interpreter are not speed" in line and "%" not in line
-    assert "72/201 candidates correct" in text and "129 task(s) without a candidate (`missing`): task_072, task_073" in text
+    assert ("72/201 candidates correct" in text
+            and "129 task(s) without a candidate (`missing`): task_072, task_073" in text)
     candidates = text.split("## Candidates")[1].split("## Rates")[0]
     assert "| task_071 " in candidates and "| task_072 " not in candidates
     assert "| interpreted " in candidates  # speedups of interpreted runs are not shown as numbers
@@ -137,7 +139,8 @@ def test_report_shows_verdicts_framework_share_and_recorded_scores(cli, tmp_path
     # one framework verdict, median share 90%, every measured row above the run's 0.5 threshold, one warning
     assert [c.strip() for c in activation.split("|")[5:-1]] == ["1", "0", "1", "0", "90%", "100%", "1"]
     header = next(row for row in verdicts.splitlines() if row.startswith("| hw"))
-    assert [c.strip() for c in header.split("|")[6:10]] == ["incorrect", "framework", "correct", "framework share (median)"]
+    assert [c.strip() for c in header.split("|")[6:10]] == ["incorrect", "framework", "correct",
+                                                            "framework share (median)"]
     recorded = out.split("## Recorded scores of imported candidates")[1].split("\n## ")[0]
     row = next(r for r in recorded.splitlines() if "| kb_l1_1 " in r)
     assert "| a100 " in row and "| 2.00 " in row and "| 1.00 " in row  # recorded 2.0, mkbench 100/50 = 2.0, ratio 1.0

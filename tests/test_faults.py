@@ -242,7 +242,8 @@ def _fault_candidates(tmp_path: Path) -> dict[str, tuple[str, str, str, str]]:
                        """), "error", "correct_status", "refers to posix.system: only plain data is accepted"),
         "selu": ("import ctypes\ndef kernel_function(x, *rest):\n    return ctypes.string_at(0)\n",
                  "crash", "correct_status", "SIGSEGV"),
-        "silu": ("import os\ndef kernel_function(x, *rest):\n    os._exit(7)\n", "crash", "correct_status", "exit code 7"),
+        "silu": ("import os\ndef kernel_function(x, *rest):\n    os._exit(7)\n", "crash", "correct_status",
+                 "exit code 7"),
         "mish": ("def kernel_function(x, *rest):\n    while True:\n        pass\n",
                  "timeout", "correct_status", "no progress within the correctness time limit"),
         "softplus": ("while True:\n    pass\ndef kernel_function(x, *rest):\n    return x\n",
@@ -301,10 +302,12 @@ def _slow_candidates(marks: Path) -> dict[str, str]:
     mark = ("    open(os.path.join({marks!r}, f'{task}.{{os.getpid()}}.{{time.time()}}'), 'w').close()\n")
     out = {}
     for task in KILL_TASKS:
-        out[task] = ("import os, time\ndef kernel_function(x, *rest):\n" + mark.format(marks=str(marks), task=Path(task).name) +
+        out[task] = ("import os, time\ndef kernel_function(x, *rest):\n"
+                     + mark.format(marks=str(marks), task=Path(task).name) +
                      "    end = time.monotonic() + 1.5\n    while time.monotonic() < end:\n        pass\n"
                      "    return x.clone()\n")
-    out[GIL_TASK] = ("import os, re, time\ndef kernel_function(x, *rest):\n" + mark.format(marks=str(marks), task=GIL_TASK) +
+    out[GIL_TASK] = ("import os, re, time\ndef kernel_function(x, *rest):\n"
+                     + mark.format(marks=str(marks), task=GIL_TASK) +
                      "    re.match(r'(a+)+$', 'a' * 64 + '!')\n    return x\n")
     return out
 
@@ -583,7 +586,8 @@ def test_unusable_candidate_files_are_invalid_not_hangs_nor_tracebacks(tmp_path)
     for task, needle in expected.items():
         r = rows[task]
         assert (r["verdict"], r["compile_status"]) == ("compile_error", "error"), (task, r["error"])
-        assert r["error"].startswith(str(tmp_path / "sol" / "activation" / task)) and needle in r["error"], (task, r["error"])
+        assert (r["error"].startswith(str(tmp_path / "sol" / "activation" / task))
+                and needle in r["error"]), (task, r["error"])
     assert [r.status for r in Store(store).runs()] == ["finished"]
     before = _digest(store)
     code, out, err = mkbench(args + ["--resume"], tmp_path, timeout=300)
@@ -658,7 +662,8 @@ def test_one_prepare_worker_and_one_lane_run_units_in_plan_order(tmp_path, cli, 
     marks.mkdir()
     tasks = ["elu", "gelu", "hardsigmoid", "selu", "silu"]
     sol = _solutions(tmp_path / "sol", {t: f"import os, time\ndef kernel_function(x, *rest):\n"
-                                           f"    open(os.path.join({str(marks)!r}, f'{{time.monotonic_ns()}}-{t}'), 'w').close()\n"
+                                           f"    open(os.path.join({str(marks)!r}, f'{{time.monotonic_ns()}}-{t}'), "
+                                           "'w').close()\n"
                                            "    return x.clone()\n" for t in tasks})
     code, _, err = cli("run", "--solutions", sol, "--method", "ordered", "--task", ",".join(reversed(tasks)), *QUICK,
                        "--workers", "1", "--lanes", "1", "--store", store_path)
@@ -716,13 +721,15 @@ def test_gpu_faults_leave_the_device_usable(tmp_path):
     sources.update({task: (REFS / f"{task}.py").read_text() for task in GPU_GOOD})
     sol = _solutions(tmp_path / "sol", sources)
     store = tmp_path / "gpu.sqlite"
-    code, out, err = mkbench(["run", "--hw", "auto", "--solutions", sol, "--method", "gpu-faults", "--task", ",".join(sources),
+    code, out, err = mkbench(["run", "--hw", "auto", "--solutions", sol, "--method", "gpu-faults", "--task",
+                              ",".join(sources),
                               *QUICK, "--workers", "1", "--lanes", "1", "--timeout-step", "60", "--store", store],
                              tmp_path, timeout=580)
     assert code == 0, err
     rows = _checked(store, "gpu-faults")
     for task, (_, verdicts, needle) in GPU_FAULTS.items():
-        assert rows[task]["verdict"] in verdicts and needle in (rows[task]["error"] or "").lower(), (task, rows[task]["error"])
+        assert (rows[task]["verdict"] in verdicts
+                and needle in (rows[task]["error"] or "").lower()), (task, rows[task]["error"])
     for task in GPU_GOOD:
         assert rows[task]["verdict"] == "correct", (task, rows[task]["error"])
     finished = dict(_table(store, "SELECT task, finished FROM units"))

@@ -14,10 +14,13 @@ def _store(path, speedups):
     rid = store.start_run("rep", {}, "cpu", "triton", "reference", {"device_name": "test"}, {"python": "3"}, 1)
     rows = {}
     for (task, shape, role), s in speedups.items():
-        rows.setdefault(task, []).append({"task": task, "category": "activation", "shape": shape, "shape_role": role, "dtype": "float32",
+        rows.setdefault(task,
+                        []).append({"task": task, "category": "activation", "shape": shape, "shape_role": role,
+                                    "dtype": "float32",
                "backend": "triton", "method": "reference", "is_baseline": 0, "verdict": "correct",
                "compile_status": "ok", "correct_status": "correct", "perf_status": "timed", "error": None,
-               "time_median_us": 100.0 / s, "speedup_eager": s, "interpreted": 0, "flops": 1.0, "bytes": 1.0, "extra": {}})
+               "time_median_us": 100.0 / s, "speedup_eager": s, "interpreted": 0, "flops": 1.0, "bytes": 1.0,
+               "extra": {}})
     for task, task_rows in rows.items():
         store.record_unit(rid, task, "triton", "reference", task_rows)
     store.set_run_status(rid, "finished")
@@ -40,6 +43,7 @@ def test_repeatability_reports_rows_and_tasks(tmp_path):
 
 def test_ncu_target_setup_runs_the_reference():
     import torch
+
     from mkbench.plugins import build_registry
     fn, inputs = harness_bench._reference_setup("gelu", "float32", device="cpu", role="small")
     task = build_registry().task("gelu")
@@ -52,7 +56,7 @@ NCU_CSV = '''==PROF== Connected to process 4242 (/usr/bin/python3.12)
 "0","4242","python3.12","127.0.0.1","_gelu_kernel","1","7","(1024, 1, 1)","(131072, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","104.58"
 "1","4242","python3.12","127.0.0.1","_gelu_kernel","1","7","(1024, 1, 1)","(131072, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","1,250"
 ==PROF== Disconnected from process 4242
-'''
+'''  # noqa: E501 (Nsight Compute's CSV output verbatim, one record a line)
 
 
 def test_ncu_csv_durations_in_microseconds():

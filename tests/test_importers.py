@@ -105,7 +105,8 @@ def test_kernelbench_import_then_run(cli_fresh, tmp_path, store_path, pycand):
     code, out, _ = cli_fresh("list", "tasks", "--tasks-dir", tasks)
     assert code == 0 and "kb_1_conv2d_relu_biasadd" in out and "kb_19_relu" in out
 
-    code, out, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tasks, "--solutions", sols, "--method", "kb",
+    code, out, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tasks, "--solutions", sols, "--method",
+                               "kb",
                          "--task", "kb_19_relu", "--task", "kb_23_softmax", "--task", "kb_1_conv2d_relu_biasadd",
                          "--store", store_path, *RUN)
     assert code == 3, err  # the syntax-error candidate is an invalid candidate file
@@ -117,7 +118,8 @@ def test_kernelbench_import_then_run(cli_fresh, tmp_path, store_path, pycand):
 
 def test_kernelbench_weights_and_bytes(tmp_path):
     tasks, sols = tmp_path / "tasks", tmp_path / "sols"
-    report = kbg.import_kernelbench(KB / "problems" / "1_Conv2D_ReLU_BiasAdd.py", tasks, registry=plugins.build_registry(),
+    report = kbg.import_kernelbench(KB / "problems" / "1_Conv2D_ReLU_BiasAdd.py", tasks,
+                                    registry=plugins.build_registry(),
                                     shape_role="standard",
                                     candidates=KB / "candidates" / "level_2_problem_1_sample_0_kernel.py",
                                     solutions_out=sols)
@@ -145,7 +147,8 @@ def test_kernelbench_weights_and_bytes(tmp_path):
         "super().__init__()", "super().__init__()\n        torch.rand(1)")
     (tmp_path / "shifted").mkdir()
     (tmp_path / "shifted" / "1_Conv2D_ReLU_BiasAdd.py").write_text(src)
-    kbg.import_candidates(tmp_path / "shifted", tmp_path / "sols2", [_problem(KB / "problems" / "1_Conv2D_ReLU_BiasAdd.py",
+    kbg.import_candidates(tmp_path / "shifted", tmp_path / "sols2",
+                          [_problem(KB / "problems" / "1_Conv2D_ReLU_BiasAdd.py",
                                                                                task.name, "fusion", 1)])
     shifted = load_python_candidate(tmp_path / "sols2" / "fusion" / "kb_1_conv2d_relu_biasadd.py", task.name)
     assert not torch.allclose(shifted(*inputs), expected)
@@ -154,7 +157,8 @@ def test_kernelbench_weights_and_bytes(tmp_path):
 def test_kernelbench_candidate_without_model_new(tmp_path):
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "19_ReLU.py").write_text("def forward(x):\n    return x\n")
-    report = kbg.import_candidates(tmp_path / "c", tmp_path / "s", [_problem(KB / "problems" / "19_ReLU.py", "kb_19_relu",
+    report = kbg.import_candidates(tmp_path / "c", tmp_path / "s",
+                                   [_problem(KB / "problems" / "19_ReLU.py", "kb_19_relu",
                                                                              "activation", 19)])
     assert "defines no top-level class ModelNew" in report.written[0]
     from mkbench.errors import CompileError
@@ -227,8 +231,10 @@ def get_init_inputs():
      "matmul", "linear network"),
     ("A sequence model.", "self.rnn = nn.LSTM(4, 8, batch_first=True)\nself.fc = nn.Linear(8, 2)",
      "return self.fc(self.rnn(x)[0])", "fusion", "recurrent network (lstm)"),
-    ("Vanilla RNN cell, written out.", "self.i2h = nn.Linear(12, 8)\nself.h2o = nn.Linear(8, 2)\nself.h = torch.zeros(2, 8)",
-     "self.h = torch.tanh(self.i2h(torch.cat((x, self.h), 1)))\nreturn self.h2o(self.h)", "fusion", "recurrent network (rnn)"),
+    ("Vanilla RNN cell, written out.",
+     "self.i2h = nn.Linear(12, 8)\nself.h2o = nn.Linear(8, 2)\nself.h = torch.zeros(2, 8)",
+     "self.h = torch.tanh(self.i2h(torch.cat((x, self.h), 1)))\nreturn self.h2o(self.h)", "fusion",
+     "recurrent network (rnn)"),
     ("Self-attention.", "self.q = nn.Linear(4, 4)\nself.k = nn.Linear(4, 4)",
      "w = torch.softmax(self.q(x) @ self.k(x).transpose(0, 1), -1)\nreturn w @ x", "fusion", "attention network"),
     ("Encoder.", "self.att = nn.MultiheadAttention(4, 2)", "return self.att(x, x, x)[0]", "fusion",
@@ -277,7 +283,8 @@ def test_kernelbench_rows_import_then_run(cli_fresh, tmp_path, store_path, pycan
     assert candidate_metadata(sol_a, "activation", "no_such_task") == {}
 
     # a second set (CUDA-L1's codes/ layout: one document keyed by level) shares the same tasks
-    code, out, err = cli_fresh("import", "kernelbench", rows / "codes_gpu_b.json", "--out", tasks, "--solutions-out", sol_b,
+    code, out, err = cli_fresh("import", "kernelbench", rows / "codes_gpu_b.json", "--out", tasks, "--solutions-out",
+                               sol_b,
                                "--shape-role", "standard")
     assert code == 0, err
     assert sorted(p.relative_to(tasks).as_posix() for p in tasks.rglob("kb_*.py")) == [
@@ -292,7 +299,8 @@ def test_kernelbench_rows_import_then_run(cli_fresh, tmp_path, store_path, pycan
     assert code == 3 and "already exists" in err and "different reference source" in err
 
     code, out, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tasks, "--solutions", sol_a, "--method",
-                               "cuda-l1-gpu_a", "--task", "kb_l1_19,kb_l1_23,kb_l3_1", "--store", store_path, "--no-timing",
+                               "cuda-l1-gpu_a", "--task", "kb_l1_19,kb_l1_23,kb_l3_1", "--store", store_path,
+                               "--no-timing",
                                *RUN)
     assert code == 0, err
     # the fallback answers on a CPU (no CUDA tensor); kb_l1_23 has no candidate in this set
@@ -306,7 +314,8 @@ def test_kernelbench_rows_names_from_a_checkout(tmp_path):
     report = kbg.import_rows(KB / "rows" / "gpu_a.json", tmp_path / "t", None, registry=plugins.build_registry(),
                              shape_role="standard", names_from=tmp_path / "KernelBench")
     assert any(line.startswith("task kb_l1_19_relu (activation: from the name 19_ReLU)") for line in report.written)
-    assert any(line.startswith("task kb_l1_23 (activation: activation from the model's code") for line in report.written)
+    assert any(line.startswith("task kb_l1_23 (activation: activation from the model's code")
+               for line in report.written)
 
 
 def test_kernelbench_results_json_goes_to_the_manifest(cli, tmp_path):
@@ -382,7 +391,8 @@ def test_stateful_reference_is_read_from_forward():
     in_place = _CELL_PROBLEM.replace("self.state = torch.tanh(self.lin(x) + self.state)", "self.state.add_(x)")
     assert kbg.stateful_reference(in_place) == "Model.forward updates self.state in place at line 13"
     # moving an attribute to the input's device (KernelBench's LSTMs: self.h0 = self.h0.to(x.device)) is no state
-    moved = _CELL_PROBLEM.replace("self.state = torch.tanh(self.lin(x) + self.state)", "return self.lin(x) + self.state")
+    moved = _CELL_PROBLEM.replace("self.state = torch.tanh(self.lin(x) + self.state)",
+                                  "return self.lin(x) + self.state")
     assert kbg.stateful_reference(moved) is None
 
 
@@ -391,7 +401,8 @@ def test_stateful_reference_answers_after_timing_are_not_judged(cli_fresh, tmp_p
     candidate answers differently after the timed calls because it was called more often than the
     judge's copy. That is no evidence of caching, so it is not judged, and the row says so."""
     _kb_files(tmp_path, _CELL_PROBLEM, {"c": _CELL_CANDIDATE})
-    code, _, err = cli_fresh("import", "kernelbench", tmp_path / "p", "--out", tmp_path / "t", "--category", "fusion", "--shape-role", "standard",
+    code, _, err = cli_fresh("import", "kernelbench", tmp_path / "p", "--out", tmp_path / "t", "--category", "fusion",
+                             "--shape-role", "standard",
                              "--candidates", tmp_path / "c", "--solutions-out", tmp_path / "s")
     assert code == 0, err
     assert load_task_file(tmp_path / "t" / "fusion" / "kb_31_cell.py").stateful_reference.startswith(
@@ -444,16 +455,19 @@ def test_reference_that_cannot_run_in_float64_is_computed_at_the_task_dtype(cli_
     _kb_files(tmp_path, _FLOAT32_STATE_PROBLEM, {"good": _FLOAT32_STATE_CANDIDATE.format(wrong=""),
                                                  "bad": _FLOAT32_STATE_CANDIDATE.format(wrong=" + 1e-2")})
     for name in ("good", "bad"):
-        code, _, err = cli_fresh("import", "kernelbench", tmp_path / "p", "--out", tmp_path / "t", "--category", "matmul", "--shape-role", "standard",
+        code, _, err = cli_fresh("import", "kernelbench", tmp_path / "p", "--out", tmp_path / "t", "--category",
+                                 "matmul", "--shape-role", "standard",
                                  "--candidates", tmp_path / name, "--solutions-out", tmp_path / f"s_{name}")
         assert code == 0, err
         code, _, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tmp_path / "t", "--solutions",
-                                 tmp_path / f"s_{name}", "--method", name, "--task", "kb_31_cell", "--store", store_path,
+                                 tmp_path / f"s_{name}", "--method", name, "--task", "kb_31_cell", "--store",
+                                 store_path,
                                  "--no-timing", *RUN)
         assert code == 0, err
     rows = {r["method"]: r for r in _rows(store_path)}
     assert rows["good"]["verdict"] == "correct", rows["good"]["error"]
-    assert rows["good"]["extra"]["judge_note"].startswith("reference computed at float32: at float64 it raised RuntimeError")
+    assert rows["good"]["extra"]["judge_note"].startswith("reference computed at float32: at float64 it raised "
+                                                          "RuntimeError")
     assert rows["bad"]["verdict"] == "incorrect" and "outside" in rows["bad"]["error"]
 
 
@@ -539,9 +553,11 @@ def test_kbx_task_files_as_tasks_then_run(cli_fresh, tmp_path, store_path):
     assert out.count("wrote harness candidate") == 2
     footer = (sols / "reduce" / "kbx_row_sum.py").read_text().split(WRAPPER_BANNER)[1]
     assert "import" not in footer and "_mkbench_kbx_impls = {'row_sum': kernel_function}" in footer
-    assert "_mkbench_kbx_impls = {'scaled_silu': scaled_silu}" in (sols / "activation" / "kbx_scaled_silu.py").read_text()
+    wrapper = (sols / "activation" / "kbx_scaled_silu.py").read_text()
+    assert "_mkbench_kbx_impls = {'scaled_silu': scaled_silu}" in wrapper
 
-    code, out, err = cli_fresh("run", "--backend", "triton", "--tasks-dir", tasks, "--solutions", sols, "--method", "kbx",
+    code, out, err = cli_fresh("run", "--backend", "triton", "--tasks-dir", tasks, "--solutions", sols, "--method",
+                               "kbx",
                          "--task", "kbx_scaled_silu", "--task", "kbx_row_sum", "--store", store_path, *RUN)
     assert code == 0, err
     assert _verdicts(store_path) == {"kbx_scaled_silu": {"correct"}, "kbx_row_sum": {"incorrect"}}
@@ -576,7 +592,8 @@ def test_kbx_tasks_vendor_helpers_and_take_optimizer_forms(cli_fresh, tmp_path):
     checkout gone: the helper is vendored next to the tasks."""
     checkout = _checkout_copy(tmp_path)
     tasks = tmp_path / "tasks"
-    code, out, err = cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out", tasks)
+    code, out, err = cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out",
+                               tasks)
     assert code == 0, err
     assert out.count("wrote task") == 3 and "helper module data_utils vendored" in out
     (helper,) = (tasks / "_kbx_helpers").glob("_data_utils_*.py")
@@ -602,7 +619,8 @@ def test_kbx_tasks_vendor_helpers_and_take_optimizer_forms(cli_fresh, tmp_path):
 def test_kbx_predictions_get_the_imports_the_harness_provided(cli_fresh, tmp_path):
     checkout = _checkout_copy(tmp_path)
     tasks, sols, strict = tmp_path / "tasks", tmp_path / "sols", tmp_path / "strict"
-    code, _, err = cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out", tasks)
+    code, _, err = cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out",
+                             tasks)
     assert code == 0, err
     code, out, err = cli_fresh("import", "kernelbench-x", KBX / "checkout_predictions.jsonl", "--prefix", "kbx_",
                                "--tasks-dir", tasks, "--out", sols)
@@ -625,7 +643,8 @@ def test_kbx_predictions_get_the_imports_the_harness_provided(cli_fresh, tmp_pat
     code, out, err = cli_fresh("import", "kernelbench-x", KBX / "checkout_predictions.jsonl", "--prefix", "kbx_",
                                "--tasks-dir", tasks, "--out", strict, "--harness-imports", "never")
     assert code == 0, err
-    assert candidate_metadata(strict, "optimizer", "kbx_Momentum")["harness_imports"] == {"policy": "never", "added": []}
+    assert (candidate_metadata(strict, "optimizer", "kbx_Momentum")["harness_imports"]
+            == {"policy": "never", "added": []})
     task = load_task_file(tasks / "optimizer" / "kbx_Momentum.py")
     seed, run_harness = task.make_inputs(task.shapes[0], torch.float32, torch.Generator().manual_seed(5))
     with pytest.raises(NameError, match="torch"):
@@ -673,13 +692,17 @@ def test_kbx_geak_corpus_rounds(tmp_path):
 def test_kbx_checkout_tasks_run_through_the_pipeline(cli_fresh, tmp_path, store_path, pycand):
     checkout = _checkout_copy(tmp_path)
     tasks, sols = tmp_path / "tasks", tmp_path / "sols"
-    assert cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out", tasks)[0] == 0
+    assert cli_fresh("import", "kernelbench-x", checkout / "data" / "kernelbenchx", "--as-tasks", "--out",
+                     tasks)[0] == 0
     assert cli_fresh("import", "kernelbench-x", KBX / "checkout_predictions.jsonl", "--prefix", "kbx_", "--tasks-dir",
                      tasks, "--out", sols)[0] == 0
-    code, out, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tasks, "--solutions", sols, "--method", "kbx",
-                               "--task", "kbx_Momentum,kbx_Decay,kbx_clamp_shift", "--store", store_path, "--no-timing", *RUN)
+    code, out, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tasks, "--solutions", sols, "--method",
+                               "kbx",
+                               "--task", "kbx_Momentum,kbx_Decay,kbx_clamp_shift", "--store", store_path, "--no-timing",
+                               *RUN)
     assert code == 0, err
-    assert _verdicts(store_path) == {"kbx_Momentum": {"correct"}, "kbx_Decay": {"correct"}, "kbx_clamp_shift": {"incorrect"}}
+    assert _verdicts(store_path) == {"kbx_Momentum": {"correct"}, "kbx_Decay": {"correct"},
+                                     "kbx_clamp_shift": {"incorrect"}}
 
 
 @pytest.mark.gpu

@@ -19,7 +19,9 @@ CANDIDATES = {
     "mutates": textwrap.dedent("""
         import importlib.util, pathlib
         _p = pathlib.Path(%r) / 'activation' / 'gelu.py'
-        _s = importlib.util.spec_from_file_location('_ref_gelu', _p); _m = importlib.util.module_from_spec(_s); _s.loader.exec_module(_m)
+        _s = importlib.util.spec_from_file_location('_ref_gelu', _p)
+        _m = importlib.util.module_from_spec(_s)
+        _s.loader.exec_module(_m)
         def kernel_function(x):
             y = _m.kernel_function(x)
             x.zero_()
@@ -63,7 +65,8 @@ def test_crash_and_hang_cost_only_their_own_verdict(tmp_path, cli, store_path):
     assert code == 0, err
     verdicts, rows = _verdicts(store_path, "a")
     # the step that crashed or hung gets the verdict; the candidate's later steps are "not_run"
-    assert verdicts == {"gelu": {"crash", "not_run"}, "quantize_int8_rowwise": {"correct"}, "dropout": {"timeout", "not_run"}}
+    assert verdicts == {"gelu": {"crash", "not_run"}, "quantize_int8_rowwise": {"correct"},
+                        "dropout": {"timeout", "not_run"}}
     crash = next(r for r in rows if r["task"] == "gelu" and r["correct_status"] == "crash")
     assert "SIGSEGV" in crash["error"]
     assert "time limit" in next(r for r in rows if r["task"] == "dropout" and r["verdict"] == "timeout")["error"]
@@ -78,7 +81,8 @@ def test_exit_raise_and_wrong_answers(tmp_path, cli, store_path):
     verdicts, rows = _verdicts(store_path, "b")
     assert verdicts == {"gelu": {"crash", "not_run"}, "quantize_int8_rowwise": {"error"}, "dropout": {"incorrect"}}
     assert any("exit code 3" in (r["error"] or "") for r in rows if r["task"] == "gelu")
-    assert all("boom from candidate" in r["error"] for r in rows if r["task"] == "quantize_int8_rowwise" and r["verdict"] == "error")
+    assert all("boom from candidate" in r["error"] for r in rows if r["task"] == "quantize_int8_rowwise"
+               and r["verdict"] == "error")
 
 
 def test_mutation_and_invalid_files(tmp_path, cli, store_path):
@@ -122,6 +126,7 @@ def test_workers_are_forked_with_their_own_environment_and_session():
     applied first, in a session of its own (so it dies with its process group, and a terminal's
     Ctrl-C reaches only the orchestrator)."""
     import os
+
     from mkbench import worker
     from mkbench.engine.procs import Child
     a = Child(worker.entry, ({"MKBENCH_ENV_TEST": "a"}, None))

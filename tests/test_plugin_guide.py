@@ -40,7 +40,8 @@ def test_guide_blocks_are_verbatim_copies_of_the_example_files():
         if m["body"] != path.read_text():
             line = text.count("\n", 0, m.start()) + 1
             stale.append(f"{GUIDE.name}:{line}: block differs from {m['path']}")
-    assert not stale, "\n".join(stale) + "\n(refresh with MKBENCH_UPDATE_GUIDE=1 python -m pytest tests/test_plugin_guide.py)"
+    assert not stale, ("\n".join(stale)
+                       + "\n(refresh with MKBENCH_UPDATE_GUIDE=1 python -m pytest tests/test_plugin_guide.py)")
 
 
 def test_guide_quotes_the_plugin_files_it_explains():
@@ -59,7 +60,8 @@ def test_guide_names_every_hook_and_backend_method():
     methods = [n for n, v in vars(Backend).items() if callable(v) and not n.startswith("_")]
     for name in hooks + methods:
         assert f"`{name}(" in text, f"the guide does not explain {name}"
-    for name in ("MKBENCH_LOAD_PLUGINS", "MKBENCH_TRACE_PLUGINS", "mkbench.plugins.register_plugin", "mkbench.plugins.unregister_plugin"):
+    for name in ("MKBENCH_LOAD_PLUGINS", "MKBENCH_TRACE_PLUGINS", "mkbench.plugins.register_plugin",
+                 "mkbench.plugins.unregister_plugin"):
         assert name in text, f"the guide does not mention {name}"
 
 

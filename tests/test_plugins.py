@@ -1,6 +1,5 @@
 import importlib.metadata
 
-
 from mkbench import plugins
 from mkbench.store import Store
 
@@ -56,7 +55,8 @@ def test_plugin_that_fails_to_import_is_reported(monkeypatch, cli):
 def test_load_plugins_allow_list(monkeypatch):
     ep = importlib.metadata.EntryPoint(name="extra", value="throwaway_plugin", group="mkbench")
     real = importlib.metadata.entry_points
-    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [ep] if kw.get("group") == "mkbench" else real(**kw))
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [ep] if kw.get("group") == "mkbench"
+                        else real(**kw))
     for setting, expected in (("", False), ("extra", True), ("other", False)):
         monkeypatch.setenv("MKBENCH_LOAD_PLUGINS", setting)
         monkeypatch.setattr(plugins, "_pm", None)

@@ -39,7 +39,8 @@ def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewar
     store = tmp_path / "r.sqlite"
     code, out, err = cli("run", "--backend", "prewarm_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
                          "--task", "silu", "--shape-role", "small", "--dtype", "float32", "--seeds", "1",
-                         "--baselines", "none", "--no-timing", "--store", store, "--json", tmp_path / "r.json", "--no-progress")
+                         "--baselines", "none", "--no-timing", "--store", store, "--json", tmp_path / "r.json",
+                         "--no-progress")
     assert code == 0, err
     rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
     assert rows

@@ -31,7 +31,8 @@ def test_task_shapes(task):
 
 
 @pytest.mark.skipif(os.environ.get("MKBENCH_TASKS_VALIDATED") == "1",
-                    reason="every task was validated by `mkbench validate` earlier in this same .ci/test run, which gates it")
+                    reason="every task was validated by `mkbench validate` earlier in this same .ci/test run, which "
+                           "gates it")
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.qualified_name)
 def test_task_validates(task):
     v = validate_task(task, CPU)
@@ -54,7 +55,8 @@ def make_inputs(shape, dtype, gen):
 
 TASK = Task(name="bad_relu", category="activation", description="a task with two planted bugs",
             reference=reference, make_inputs=make_inputs,
-            shapes=[Shape("small", {"n": 1000}, "small"), Shape("awkward", {"n": 33}, "awkward"), Shape("large", {"n": 2**27}, "large")],
+            shapes=[Shape("small", {"n": 1000}, "small"), Shape("awkward", {"n": 33}, "awkward"),
+                    Shape("large", {"n": 2**27}, "large")],
             contract=AllClose(tolerances={"float32": Tol(1e-4, 1.0)}, scale="abs"),  # atol 1.0 absolute: zeros pass
             flops=lambda s: s["n"], bytes=lambda s, d: 8 * s["n"])
 '''

@@ -44,7 +44,8 @@ def compile_with_nvcc(path: Path, arch: str):
     found = sources.find(path, "cuda")
     todo = found.of_kind("nvrtc", "load_inline")
     if not todo:
-        why = "; ".join(found.unresolved) or "no RawModule/RawKernel code, load_inline cuda_sources or CUDA_SOURCE string"
+        why = ("; ".join(found.unresolved)
+               or "no RawModule/RawKernel code, load_inline cuda_sources or CUDA_SOURCE string")
         raise CompileError(f"{path}: no CUDA source found statically to compile ({why})")
 
     def jobs():

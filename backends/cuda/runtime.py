@@ -30,6 +30,7 @@ from mkbench.backends.native.nvrtc import torch_stream
 from mkbench.candidate import ENTRY_POINT
 from mkbench.errors import CompileError
 
+
 class CountingKernel:
     """A CuPy kernel (or any callable) that counts its calls; attributes reach the kernel."""
 
@@ -141,7 +142,8 @@ def _cached_build(original, args: tuple, kwargs: dict) -> dict:
     call.update(call.pop("kwargs", {}) or {})
     key_parts = {k: v for k, v in call.items() if k not in ("verbose", "build_directory", "keep_intermediates")}
     arch = torch.cuda.get_device_capability() if torch.cuda.is_available() else os.environ.get("TORCH_CUDA_ARCH_LIST")
-    digest = hashlib.sha256(repr((sorted(key_parts.items(), key=lambda kv: kv[0]), torch.__version__, torch.version.cuda,
+    digest = hashlib.sha256(repr((sorted(key_parts.items(), key=lambda kv: kv[0]), torch.__version__,
+                                  torch.version.cuda,
                                   arch)).encode()).hexdigest()[:16]
     root = os.environ.get("TORCH_EXTENSIONS_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "torch_extensions")
     call["build_directory"] = os.path.join(root, f"mkbench-{digest}")
@@ -225,7 +227,8 @@ def _force_compile(module, path: Path) -> None:
     """Build the CuPy modules and kernels the candidate made at import, so NVRTC errors are
     compile errors rather than failures of the first call."""
     import cupy
-    raw_types = tuple(t for t in (getattr(cupy, "RawModule", None), getattr(cupy, "RawKernel", None)) if isinstance(t, type))
+    raw_types = tuple(t for t in (getattr(cupy, "RawModule", None), getattr(cupy, "RawKernel", None))
+                      if isinstance(t, type))
     values = []
     for v in vars(module).values():
         values.extend(v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else [v])

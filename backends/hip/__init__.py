@@ -61,7 +61,8 @@ class HipBackend(Backend):
             return
         if nvcc.find_nvcc() is None:
             why = "no hipcc either" if find_hipcc() is None else "hipcc alone cannot give the gating compile"
-            raise Unavailable(f"no AMD or NVIDIA GPU on profile {hw.name} and no nvcc to compile-check HIP sources ({why})")
+            raise Unavailable(f"no AMD or NVIDIA GPU on profile {hw.name} and no nvcc to compile-check HIP sources "
+                              f"({why})")
 
     def compile_only(self, hw):
         if hw.device == "cuda" and hw.vendor in ("nvidia", "amd"):
@@ -103,7 +104,8 @@ class HipBackend(Backend):
             try:
                 loader.load_module(src.text, origin=(Path(source).as_posix(), src.line) if src.exact else None)
             except loader.HipCompileError as exc:
-                raise CompileError(f"{'hiprtc' if loader.on_amd() else 'NVRTC (HIP through hip_on_cuda.h)'}: {src.label}:\n{exc}") from None
+                raise CompileError(f"{'hiprtc' if loader.on_amd() else 'NVRTC (HIP through hip_on_cuda.h)'}: "
+                                   f"{src.label}:\n{exc}") from None
         return load_python_candidate(source, task.name)
 
     worker_modules = ("cupy",)

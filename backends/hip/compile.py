@@ -18,7 +18,8 @@ HIPCC_TIMEOUT_S = 300
 
 
 def find_hipcc() -> str | None:
-    return shutil.which("hipcc") or (str(Path("/opt/rocm/bin/hipcc")) if Path("/opt/rocm/bin/hipcc").is_file() else None)
+    return shutil.which("hipcc") or (str(Path("/opt/rocm/bin/hipcc")) if Path("/opt/rocm/bin/hipcc").is_file()
+                                     else None)
 
 
 def hip_sources(path: Path) -> sources.Found:
@@ -35,7 +36,8 @@ def nvcc_check(path: Path, arch: str) -> None:
     from mkbench.errors import CompileError
     found = hip_sources(path)
     if not found.sources:
-        raise CompileError(f"{path}: no HIP source found statically ({'; '.join(found.unresolved) or 'no HIP_SOURCE string'})")
+        raise CompileError(f"{path}: no HIP source found statically "
+                           f"({'; '.join(found.unresolved) or 'no HIP_SOURCE string'})")
     failure = nvcc.first_failure(((src, loader.nvidia_text(src.text, _origin(src, path)), nvcc.NVRTC_FLAGS)
                                   for src in found.sources), arch)
     if failure is not None:
@@ -91,7 +93,8 @@ def _hipcc_version(hipcc: str) -> str:
     if hipcc not in _versions:
         try:
             out = subprocess.run([hipcc, "--version"], capture_output=True, text=True, timeout=60).stdout
-            _versions[hipcc] = next((line.strip() for line in out.splitlines() if "HIP version" in line), "unknown version")
+            _versions[hipcc] = next((line.strip() for line in out.splitlines() if "HIP version" in line),
+                                    "unknown version")
         except (OSError, subprocess.TimeoutExpired):
             _versions[hipcc] = "unknown version"
     return _versions[hipcc]

@@ -172,7 +172,8 @@ class _AmdModule:
         torch.cuda.current_device()  # torch has made the device's primary context current
         arch = torch.cuda.get_device_properties(torch.cuda.current_device()).gcnArchName
         prog = ctypes.c_void_p()
-        _check(rtc.hiprtcCreateProgram(ctypes.byref(prog), amd_text(source, origin).encode(), b"HIP_SOURCE", 0, None, None),
+        _check(rtc.hiprtcCreateProgram(ctypes.byref(prog), amd_text(source, origin).encode(), b"HIP_SOURCE", 0, None,
+                                       None),
                "hiprtcCreateProgram")
         opts = [f"--offload-arch={arch}".encode(), b"-std=c++17", *(o.encode() for o in options)]
         rc = rtc.hiprtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
@@ -196,12 +197,14 @@ class _AmdModule:
     def launcher(self, name):
         import torch
         fn = ctypes.c_void_p()
-        _check(self._hip.hipModuleGetFunction(ctypes.byref(fn), self._module, name.encode()), f"hipModuleGetFunction({name})")
+        _check(self._hip.hipModuleGetFunction(ctypes.byref(fn), self._module, name.encode()),
+               f"hipModuleGetFunction({name})")
         hip = self._hip
 
         def launch(grid, block, args, shared_mem):
             held = [_amd_arg(a, torch) for a in args]
-            params = (ctypes.c_void_p * max(len(held), 1))(*[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p) for h in held])
+            params = (ctypes.c_void_p * max(len(held), 1))(*[ctypes.cast(ctypes.pointer(h), ctypes.c_void_p)
+                                                             for h in held])
             stream = ctypes.c_void_p(int(torch.cuda.current_stream().cuda_stream))
             _check(hip.hipModuleLaunchKernel(fn, *grid, *block, ctypes.c_uint(shared_mem), stream, params, None),
                    f"hipModuleLaunchKernel({name})")

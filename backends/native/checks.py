@@ -100,7 +100,8 @@ def _extension_names(tree: ast.Module) -> tuple[set[str], set[str]]:
 def _is_extension(node: ast.AST, names: set[str], attrs: set[str]) -> bool:
     if isinstance(node, ast.Name):
         return node.id in names
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in attrs
+    return isinstance(node, ast.Attribute) and isinstance(node.value,
+                                                          ast.Name) and node.value.id == "self" and node.attr in attrs
 
 
 def _footer_start(text: str) -> int | None:
@@ -142,10 +143,13 @@ def python_findings(path: Path, allowed_imports: dict[str, set[str]] | None = No
             elif last in ("Stream", "ExternalStream", "stream") and name.split(".")[0] in ("torch", "cupy"):
                 blessed = last == "ExternalStream" and bool(node.args) and _is_torch_stream(node.args[0], aliases)
                 ok_stream[node.lineno] = ok_stream.get(node.lineno, True) and blessed
-            elif name.startswith("cupy.") and not name.startswith("cupy.cuda.") and name.split(".")[1] not in CUPY_ALLOWED:
-                extra.append(Finding("framework_op", node.lineno, f"calls {name}: CuPy's own compute, not a kernel of the candidate"))
+            elif (name.startswith("cupy.") and not name.startswith("cupy.cuda.")
+                  and name.split(".")[1] not in CUPY_ALLOWED):
+                extra.append(Finding("framework_op", node.lineno,
+                                     f"calls {name}: CuPy's own compute, not a kernel of the candidate"))
             elif name.startswith("cupyx."):
-                extra.append(Finding("framework_op", node.lineno, f"calls {name}: CuPy's library compute, not a kernel of the candidate"))
+                extra.append(Finding("framework_op", node.lineno,
+                                     f"calls {name}: CuPy's library compute, not a kernel of the candidate"))
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             if isinstance(node, ast.ImportFrom) and node.module in allowed_imports and \
                     all(a.name in allowed_imports[node.module] for a in node.names):
@@ -194,16 +198,22 @@ def source_findings(sources: list[Source]) -> list[Finding]:
                 path = m.group(1).strip(":").split("::")
                 if set(path[:-1]) & ATEN_COMPUTE_NAMESPACES or (path[-1] not in ATEN_ALLOWED and "cuda" not in path[:-1]
                                                                 and "hip" not in path[:-1]):
-                    out.append(Finding("framework_op", at, f"{src.label}: calls {m.group(0).rstrip('( ')}: ATen compute instead of a kernel"))
+                    called = m.group(0).rstrip('( ')
+                    out.append(Finding("framework_op", at,
+                                       f"{src.label}: calls {called}: ATen compute instead of a kernel"))
             for m in _METHOD_CALL.finditer(line):
                 if m.group(1) in COMPUTE_METHODS and src.kind in ("load_inline", "cpp"):
-                    out.append(Finding("framework_op", at, f"{src.label}: calls .{m.group(1)}() on a tensor instead of a kernel"))
+                    out.append(Finding("framework_op", at,
+                                       f"{src.label}: calls .{m.group(1)}() on a tensor instead of a kernel"))
             for m in _VENDOR_LIB.finditer(line):
-                out.append(Finding("framework_op", at, f"{src.label}: calls {m.group(1)}: a vendor library does the work"))
+                out.append(Finding("framework_op", at,
+                                   f"{src.label}: calls {m.group(1)}: a vendor library does the work"))
             for m in _STREAM.finditer(line):
-                out.append(Finding("stream", at, f"{src.label}: calls {m.group(1)}: work on another stream is invisible to the timer"))
+                out.append(Finding("stream", at, f"{src.label}: calls {m.group(1)}: "
+                                                 "work on another stream is invisible to the timer"))
             for m in _THREAD.finditer(line):
-                out.append(Finding("threads", at, f"{src.label}: uses {m.group(1)}: work in another thread escapes the timer"))
+                out.append(Finding("threads", at,
+                                   f"{src.label}: uses {m.group(1)}: work in another thread escapes the timer"))
             for m in _SLEEP.finditer(line):
                 out.append(Finding("sleep", at, f"{src.label}: calls {m.group(1)}"))
     return out

@@ -58,12 +58,13 @@ class PallasBackend(Backend):
         if hw.device == "cuda":
             kind = "rocm" if hw.vendor == "amd" else "cuda"
             if not _jax_gpu_plugin(kind):
-                raise Unavailable(f"jax is installed without a {kind.upper()} runtime (pip install 'jax[{kind}13]' or the "
-                                  f"matching {kind} extra): Pallas would have no GPU to lower to")
+                raise Unavailable(f"jax is installed without a {kind.upper()} runtime (pip install 'jax[{kind}13]' or "
+                                  f"the matching {kind} extra): Pallas would have no GPU to lower to")
             return
         if hw.device == "tpu":
-            raise Unavailable("the worker builds every input as a torch tensor on the profile's device and torch has no TPU "
-                              "device: Pallas on TPU (Mosaic) needs a JAX-native input path, which is not written")
+            raise Unavailable("the worker builds every input as a torch tensor on the profile's device and "
+                              "torch has no TPU device: Pallas on TPU (Mosaic) needs a JAX-native input path, "
+                              "which is not written")
         raise Unavailable(f"Pallas runs here through JAX on NVIDIA or AMD GPUs (Triton lowering) or on a CPU "
                           f"(interpreter), not on {hw.device} ({hw.vendor})")
 

@@ -273,6 +273,7 @@ def lower_for_cuda(task, source: Path, roles_skipped: Sequence[str]) -> dict[str
     global INTERPRET
     import jax
     import torch
+
     from mkbench.candidate import load_python_candidate
     from mkbench.task import DTYPES
     setup("cpu")
@@ -290,11 +291,13 @@ def lower_for_cuda(task, source: Path, roles_skipped: Sequence[str]) -> dict[str
                               if isinstance(v, torch.Tensor) else v for v in inputs)
                 static = tuple(i for i, v in enumerate(specs) if not isinstance(v, jax.ShapeDtypeStruct))
                 try:
-                    text = jax.jit(fn, static_argnums=static).trace(*specs).lower(lowering_platforms=("cuda",)).as_text()
+                    text = jax.jit(fn,
+                                   static_argnums=static).trace(*specs).lower(lowering_platforms=("cuda",)).as_text()
                 except Exception as exc:
                     return {"ok": False, "message": f"{shape.name}/{dtype}: {located(exc, source)}"}
                 if "triton" not in text:
-                    return {"ok": False, "message": f"{shape.name}/{dtype}: the lowered program holds no Pallas (Triton) kernel"}
+                    return {"ok": False,
+                            "message": f"{shape.name}/{dtype}: the lowered program holds no Pallas (Triton) kernel"}
                 done += 1
     except CompileError as exc:
         return {"ok": False, "message": str(exc)}

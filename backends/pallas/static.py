@@ -60,7 +60,8 @@ def kernel_nodes(tree: ast.Module, aliases: dict[str, str]) -> tuple[set[int], l
         if last in ("pallas_call", "kernel", "core_map"):
             arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kernel"), None)
         elif last == "BlockSpec":
-            arg = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "index_map"), None)
+            arg = (node.args[1] if len(node.args) > 1
+                   else next((k.value for k in node.keywords if k.arg == "index_map"), None))
         else:
             continue
         if arg is not None:
@@ -104,7 +105,8 @@ class _HostScanner(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         name = dotted(node, self.aliases) or ""
         if name.startswith(("jax.core.", "jax._src")) or name == "jax.core":
-            self.add(node, "introspection", f"uses {name}: JAX internals (a call that behaves differently when traced fools the launch count)")
+            self.add(node, "introspection",
+                     f"uses {name}: JAX internals (a call that behaves differently when traced fools the launch count)")
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:

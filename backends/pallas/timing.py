@@ -94,6 +94,7 @@ def measure_overhead(device: str, l2_cache_mb: float = 50.0) -> dict[str, float]
     import jax
     import jax.numpy as jnp
     from jax.experimental import pallas as pl
+
     from .runtime import setup
     setup(device)
     interpret = device == "cpu"
@@ -110,9 +111,11 @@ def measure_overhead(device: str, l2_cache_mb: float = 50.0) -> dict[str, float]
     for name, fn in (("jax_jit_add_us", add), ("pallas_empty_kernel_us", empty)):
         out[name] = time_calls(lambda i, f=fn: f(x), 1, device, l2_cache_mb, settings, interpreted=False).median_us
     if device == "cuda":
-        import torch
-        from mkbench.timing import time_callable
         from types import SimpleNamespace
+
+        import torch
+
+        from mkbench.timing import time_callable
         t = torch.empty(1, device="cuda")
         hw = SimpleNamespace(device="cuda", l2_cache_mb=l2_cache_mb)
         out["torch_op_cuda_event_us"] = time_callable(lambda a: a[0].add_(0), [(t,)], hw, settings).median_us
@@ -124,6 +127,7 @@ def measure_overhead(device: str, l2_cache_mb: float = 50.0) -> dict[str, float]
 if __name__ == "__main__":  # pragma: no cover - a measurement tool for the machine at hand
     import json
     import sys
+
     from .runtime import env_for
     try:
         import torch

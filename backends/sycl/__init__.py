@@ -45,19 +45,20 @@ class SyclBackend(Backend):
     suffix = ".py"
     candidate_contract = (
         f"One Python file per task at <category>/<task>.py defining a top-level string `{SOURCE_NAME}` of OpenCL C 1.2 "
-        f"kernels (optional `{OPTIONS_NAME}`: a list of build flags) and a top-level callable `{ENTRY_POINT}(prog, queue, *inputs)` "
-        "(or one named after the task). The backend builds the source once (a failed build is a compile error carrying the "
-        "build log) and calls it with `prog`, whose attribute `prog.<name>` is the kernel of that name, the profiling "
-        "pyopencl.CommandQueue to launch on, and the task's inputs in order: each tensor as a C-contiguous "
-        "pyopencl.array.Array of the same shape (bfloat16 as uint16 bit patterns, bool as 1-byte bool, other dtypes as their "
-        "numpy dtype), Python scalars unchanged. Launch with `prog.<name>(queue, global_size, local_size, *args)` (buffers "
-        "as `array.data`, scalars as numpy scalars such as np.int32(n)), allocate outputs with pyopencl.array.empty / "
-        "empty_like, and return an Array, or a tuple of them in the reference's order, with the reference's shapes and "
-        "dtypes (uint16 for bfloat16). Inputs must not be modified. Not allowed: pyopencl.array arithmetic or library "
-        "kernels, reading device data back to compute on the host, queues or programs of its own. On the cpu profile the "
-        "same file runs through a SYCL queue where one works: `pyopencl` is then a facade over dpctl with the subset above "
-        "(plus pyopencl.LocalMemory, zeros/zeros_like/to_device, Array.fill, reshape, ravel, view, queue.finish). SYCL C++ "
-        "sources are not accepted in this version (see docs/backends/sycl.md)."
+        f"kernels (optional `{OPTIONS_NAME}`: a list of build flags) and a top-level callable `{ENTRY_POINT}(prog, "
+        "queue, *inputs)` (or one named after the task). The backend builds the source once (a failed build is a "
+        "compile error carrying the build log) and calls it with `prog`, whose attribute `prog.<name>` is the kernel "
+        "of that name, the profiling pyopencl.CommandQueue to launch on, and the task's inputs in order: each tensor "
+        "as a C-contiguous pyopencl.array.Array of the same shape (bfloat16 as uint16 bit patterns, bool as 1-byte "
+        "bool, other dtypes as their numpy dtype), Python scalars unchanged. Launch with `prog.<name>(queue, "
+        "global_size, local_size, *args)` (buffers as `array.data`, scalars as numpy scalars such as np.int32(n)), "
+        "allocate outputs with pyopencl.array.empty / empty_like, and return an Array, or a tuple of them in the "
+        "reference's order, with the reference's shapes and dtypes (uint16 for bfloat16). Inputs must not be modified. "
+        "Not allowed: pyopencl.array arithmetic or library kernels, reading device data back to compute on the host, "
+        "queues or programs of its own. On the cpu profile the same file runs through a SYCL queue where one works: "
+        "`pyopencl` is then a facade over dpctl with the subset above (plus pyopencl.LocalMemory, "
+        "zeros/zeros_like/to_device, Array.fill, reshape, ravel, view, queue.finish). SYCL C++ sources are not "
+        "accepted in this version (see docs/backends/sycl.md)."
     )
 
     # --- parent side -----------------------------------------------------------------------
@@ -69,7 +70,8 @@ class SyclBackend(Backend):
             return
         try:
             if importlib.util.find_spec("pyopencl") is None:
-                raise Unavailable("the pyopencl package is not installed (pip install pyopencl; on a CPU also pocl-binary-distribution)")
+                raise Unavailable("the pyopencl package is not installed (pip install pyopencl; on a CPU also "
+                                  "pocl-binary-distribution)")
             choose(probe_listing(), hw.device, hw.vendor)
         except Unavailable as exc:
             if hw.device == "cpu":  # neither path: say why not SYCL too
@@ -172,7 +174,8 @@ def _top_level_names(path: Path) -> set[str]:
         return set()
     names = set()
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AnnAssign) else [])
         names.update(t.id for t in targets if isinstance(t, ast.Name))
     return names
 

@@ -22,7 +22,8 @@ LIBRARY_MODULES = ("pyopencl.clmath", "pyopencl.elementwise", "pyopencl.reductio
 ARRAY_COMPUTE = {"astype", "dot", "vdot", "mul_add", "any", "all", "conj", "conjugate", "cumsum", "sum", "max", "min"}
 # Host numpy computation (after a readback): a decoy computes the answer this way.
 NUMPY_COMPUTE = {"erf", "tanh", "exp", "log", "log1p", "expm1", "sqrt", "matmul", "dot", "einsum", "cumsum", "maximum",
-                 "minimum", "where", "mean", "var", "std", "sort", "argsort", "take", "clip", "round", "rint", "multiply",
+                 "minimum", "where", "mean", "var", "std", "sort", "argsort", "take", "clip", "round", "rint",
+                 "multiply",
                  "add", "subtract", "divide", "true_divide", "power", "sum", "amax", "amin", "max", "min", "abs",
                  "absolute", "argmax", "argmin", "logaddexp", "tensordot", "inner", "outer", "convolve", "pad"}
 READBACK = {"map_to_host", "enqueue_read_buffer", "enqueue_map_buffer", "enqueue_read_buffer_rect"}
@@ -51,7 +52,8 @@ class _Scanner(ast.NodeVisitor):
 
     def _runtime_import(self, node, module: str) -> None:
         if module.split(".")[0] == "dpctl":
-            self.add(node, "harness_access", f"imports {module}: the SYCL queue, programs and memory are the backend's; "
+            self.add(node, "harness_access",
+                     f"imports {module}: the SYCL queue, programs and memory are the backend's; "
                                              "candidates use the pyopencl API")
 
     def visit_Import(self, node):
@@ -100,9 +102,11 @@ class _Scanner(ast.NodeVisitor):
         name = self.resolve(raw)
         last = name.rsplit(".", 1)[-1]
         module = name.rsplit(".", 1)[0] if "." in name else ""
-        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id in self.program_names:
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value,
+                                                               ast.Name) and node.func.value.id in self.program_names:
             self.kernel_calls.add((node.lineno, node.func.attr))
-        elif name in ("setattr", "delattr") and node.args and self.resolve(_dotted(node.args[0])).startswith("pyopencl"):
+        elif name in ("setattr",
+                      "delattr") and node.args and self.resolve(_dotted(node.args[0])).startswith("pyopencl"):
             self.add(node, "patching", f"{name} on {self.resolve(_dotted(node.args[0]))}")
         elif module == "pyopencl.array" and last not in ALLOCATION:
             self.add(node, "framework_op", f"calls {name}: pyopencl's own kernels compute, not the candidate's")
@@ -113,12 +117,14 @@ class _Scanner(ast.NodeVisitor):
         elif last in READBACK or (last == "get" and isinstance(node.func, ast.Attribute) and not node.args
                                   and all(k.arg in ("queue", "ary", "async_") for k in node.keywords)):
             self.add(node, "host_readback", f"calls {raw}: device data read back to the host inside the candidate")
-        elif name in ("pyopencl.enqueue_copy",) and any(self.resolve(_dotted(a.func if isinstance(a, ast.Call) else a)).startswith("numpy")
-                                                       for a in node.args[1:2]):
+        elif name in ("pyopencl.enqueue_copy",) and any(
+                self.resolve(_dotted(a.func if isinstance(a, ast.Call) else a)).startswith("numpy")
+                for a in node.args[1:2]):
             self.add(node, "host_readback", "enqueue_copy into a numpy array: device data read back to the host")
         elif module.startswith("numpy") and (last in NUMPY_COMPUTE or module.startswith("numpy.random")):
             self.add(node, "framework_op", f"calls {name}: computation on the host with numpy")
-        elif isinstance(node.func, ast.Attribute) and last in ARRAY_COMPUTE and not module.startswith(("numpy", "math")):
+        elif isinstance(node.func,
+                        ast.Attribute) and last in ARRAY_COMPUTE and not module.startswith(("numpy", "math")):
             self.add(node, "framework_op", f"calls .{last}(): pyopencl.array computation outside a kernel")
         self.generic_visit(node)
 
@@ -135,7 +141,8 @@ def scan_opencl_host(source: str, filename: str = "<candidate>") -> list[Finding
     scanner.visit(tree)
     launches = scanner.kernel_calls
     generic = [f for f in scan_python(source, filename)
-               if not (f.check == "framework_op" and any(line == f.line and f"calls .{attr}()" in f.message for line, attr in launches))]
+               if not (f.check == "framework_op"
+                       and any(line == f.line and f"calls .{attr}()" in f.message for line, attr in launches))]
     ours = [f for f in scanner.findings if f.check != "framework_op" or
             not any(line == f.line and f".{attr}()" in f.message for line, attr in launches)]
     # scan_python's method rule and ours can both fire on one call: keep one per line and check,

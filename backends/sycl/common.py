@@ -69,7 +69,8 @@ def call_problem(w: Watch) -> str | None:
         return (f"{w.other_queue} kernel launch(es) on a queue other than the one passed in: "
                 "invisible to the timer's profiling events")
     if w.own and (w.library or w.readbacks):
-        what = [f"pyopencl's own kernel '{n}' (pyopencl.array arithmetic or a library kernel)" for n in dict.fromkeys(w.library)]
+        what = [f"pyopencl's own kernel '{n}' (pyopencl.array arithmetic or a library kernel)"
+                for n in dict.fromkeys(w.library)]
         what += list(dict.fromkeys(w.readbacks))
         return "kernel_function must compute in kernels from OPENCL_SOURCE on the device, but it ran " + "; ".join(what)
     return None
@@ -92,7 +93,8 @@ def source_first_line(path: Path) -> int | None:
         return None
     lines = text.splitlines()
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AnnAssign) else [])
         if any(isinstance(t, ast.Name) and t.id == "OPENCL_SOURCE" for t in targets):
             value = node.value
             if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):

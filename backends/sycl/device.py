@@ -117,9 +117,10 @@ def choose(listing: list[dict], device: str, vendor: str, prefer_name: str | Non
                 if d["cpu"]:
                     broken.append(f"{listing[i]['name']} [{d['name']}] cannot build a kernel here: {d['build_error']}")
         if broken:
-            raise Unavailable("no OpenCL CPU device that builds kernels (Intel's CPU runtime works where PoCL does not: "
-                              "pip install intel-opencl-rt); " + "; ".join(broken))
-        raise Unavailable("no OpenCL CPU device (install PoCL: pip install pocl-binary-distribution); " + _seen(listing))
+            raise Unavailable("no OpenCL CPU device that builds kernels (Intel's CPU runtime works where PoCL does "
+                              "not: pip install intel-opencl-rt); " + "; ".join(broken))
+        raise Unavailable("no OpenCL CPU device (install PoCL: pip install pocl-binary-distribution); "
+                          + _seen(listing))
     if device not in ("cuda", "xpu"):
         raise Unavailable(f"OpenCL has no {device} devices; the sycl backend runs on GPUs and CPUs")
     hints = VENDOR_PLATFORMS.get(vendor)
@@ -148,7 +149,8 @@ def probe_listing() -> list[dict]:
     if "error" in _probe_cache:
         raise Unavailable(_probe_cache["error"])
     try:
-        proc = subprocess.run([sys.executable, "-c", _LIST_SCRIPT], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+        proc = subprocess.run([sys.executable, "-c", _LIST_SCRIPT], capture_output=True, text=True,
+                              timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         _probe_cache["error"] = f"listing OpenCL platforms took more than {PROBE_TIMEOUT_S:.0f} s"
         raise Unavailable(_probe_cache["error"]) from None
@@ -215,11 +217,13 @@ def probe_sycl_cpu() -> dict[str, str]:
     if "sycl" in _probe_cache:
         return _probe_cache["sycl"]
     if importlib.util.find_spec("dpctl") is None:
-        result = {"error": "dpctl is not installed (pip install dpctl with intel-sycl-rt 2026.1.x: see docs/backends/sycl.md)"}
+        result = {"error": "dpctl is not installed (pip install dpctl with intel-sycl-rt 2026.1.x: see "
+                           "docs/backends/sycl.md)"}
     else:
         register_intel_cpu_runtime()
         try:
-            proc = subprocess.run([sys.executable, "-c", _SYCL_PROBE_SCRIPT], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
+            proc = subprocess.run([sys.executable, "-c", _SYCL_PROBE_SCRIPT], capture_output=True, text=True,
+                                  timeout=PROBE_TIMEOUT_S)
             lines = proc.stdout.strip().splitlines()
             result = json.loads(lines[-1]) if lines else {}
             if not result:
@@ -251,17 +255,20 @@ def execution_path(hw) -> ExecutionPath:
     """The path for ``hw``: a SYCL queue on the cpu profile where one works (or where the parent
     found one, in a worker), else pyopencl. Unavailable when PATH_ENV=sycl and none works."""
     if hw.device != "cpu":
-        return ExecutionPath(None, f"pyopencl on the {hw.vendor} OpenCL GPU platform (SYCL queues run on the cpu profile only)")
+        return ExecutionPath(None, f"pyopencl on the {hw.vendor} OpenCL GPU platform "
+                                   "(SYCL queues run on the cpu profile only)")
     forced = os.environ.get(PATH_ENV, "").strip().lower()
     if forced not in ("", "sycl", "opencl"):
         raise Unavailable(f"{PATH_ENV}={forced!r}: expected 'sycl' or 'opencl' (or unset: SYCL where it works)")
     if forced == "opencl":
         return ExecutionPath(None, os.environ.get(DESCRIPTION_ENV) or f"pyopencl, not a SYCL queue: {PATH_ENV}=opencl")
     if forced == "sycl" and os.environ.get(DEVICE_ENV):  # the parent's probe, handed to its workers
-        return ExecutionPath(os.environ[DEVICE_ENV], os.environ.get(DESCRIPTION_ENV) or f"SYCL queue on {os.environ[DEVICE_ENV]}")
+        return ExecutionPath(os.environ[DEVICE_ENV], os.environ.get(DESCRIPTION_ENV)
+                             or f"SYCL queue on {os.environ[DEVICE_ENV]}")
     probe = probe_sycl_cpu()
     if "device" in probe:
-        return ExecutionPath(probe["device"], f"SYCL queue (dpctl {probe['dpctl']}) on {probe['device']}: {probe['name']} "
+        return ExecutionPath(probe["device"],
+                             f"SYCL queue (dpctl {probe['dpctl']}) on {probe['device']}: {probe['name']} "
                                               f"[{probe['platform']}, driver {probe['driver']}]")
     if forced == "sycl":
         raise Unavailable(f"{PATH_ENV}=sycl, but no SYCL CPU queue works here: {probe['error']}")

@@ -118,7 +118,9 @@ class TritonLaunchCounter(LaunchCounter):
             import torch
             counter.count += 1
             name = getattr(getattr(fn, "fn", None), "__name__", None) or getattr(fn, "__name__", "?")
-            counter.log.append({"name": name, "bytes": sum(a.numel() * a.element_size() for a in args if isinstance(a, torch.Tensor))})
+            counter.log.append({"name": name,
+                                "bytes": sum(a.numel() * a.element_size() for a in args
+                                             if isinstance(a, torch.Tensor))})
             if counter.suppress:
                 return None
             counter.inside = True

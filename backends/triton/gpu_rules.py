@@ -46,7 +46,8 @@ def non_constexpr_globals(source: str) -> list[str]:
     tree = ast.parse(source)
     plain: dict[str, int] = {}
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AnnAssign) else [])
         value = getattr(node, "value", None)
         for t in targets:
             if isinstance(t, ast.Name) and value is not None and _plain_value(value):

@@ -93,5 +93,6 @@ def difficulty_analysis(attempts: pd.DataFrame, include_baselines: bool = False)
                      "drop_one": drop / d0 if d0 > 0 else None,
                      "p_value": float(stats.chi2.sf(drop, df)) if df > 0 else None})
         previous = seq
-    return DifficultyAnalysis(len(data), factors, float(d0), float(full.deviance), pd.DataFrame(rows) if rows else empty,
+    return DifficultyAnalysis(len(data), factors, float(d0), float(full.deviance), pd.DataFrame(rows) if rows
+                              else empty,
                               tasks, cats, notes)

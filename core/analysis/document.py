@@ -68,7 +68,8 @@ class Document:
             elif b.kind == "p":
                 body.append(f"<p>{_inline(b.text)}</p>")
             elif b.kind == "table":
-                body.append(tabulate(b.rows, headers=b.headers, tablefmt="html") if b.rows else "<p><em>(none)</em></p>")
+                body.append(tabulate(b.rows, headers=b.headers, tablefmt="html") if b.rows
+                            else "<p><em>(none)</em></p>")
             elif b.kind == "img":
                 data = base64.b64encode(b.png).decode()
                 body.append(f'<figure><img class="plot" alt="{html.escape(b.text)}" src="data:image/png;base64,{data}">'

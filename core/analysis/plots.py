@@ -25,7 +25,8 @@ def _png(fig) -> bytes:
 
 
 def series_label(row) -> str:
-    return f"{row['hw']} / {row['backend']}" + ("" if row["method"] in (row["backend"], "reference") else f" / {row['method']}")
+    return f"{row['hw']} / {row['backend']}" + ("" if row["method"] in (row["backend"], "reference")
+                                                else f" / {row['method']}")
 
 
 def correctness_heatmap(attempts: pd.DataFrame) -> bytes | None:
@@ -68,7 +69,8 @@ def speedup_distributions(attempts: pd.DataFrame, column: str = "speedup_eager")
             # the points themselves: with a few tasks per category a box alone hides them
             jitter = np.random.default_rng(k).uniform(-0.3, 0.3, size=sum(len(d) for _, d in keep)) * width
             xs = np.concatenate([np.full(len(d), p) for p, d in keep]) + jitter
-            ax.scatter(xs, np.concatenate([d for _, d in keep]), s=10, color=color, edgecolor="black", linewidth=0.3, zorder=3)
+            ax.scatter(xs, np.concatenate([d for _, d in keep]), s=10, color=color, edgecolor="black", linewidth=0.3,
+                       zorder=3)
             ax.plot([], [], color=color, lw=6, label=s)
     ax.set_yscale("log")
     ax.axhline(1.0, color="black", lw=0.8, ls="--")

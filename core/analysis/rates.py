@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..hardware import HardwareProfile
-from ..hardware import roofline_floor_us
+from ..hardware import HardwareProfile, roofline_floor_us
 from ..metrics import geomean, speedup, summarize_candidate
 from ..verdicts import Verdict, counts_as_correct
 from .dataset import ResultSet
@@ -32,7 +31,8 @@ def _with_speedups(rows: pd.DataFrame) -> pd.DataFrame:
     """Per-row speedups against each baseline of the same run, from stored medians. A row has one
     when it is correct and timed as speed (not interpreted), and is not that baseline itself."""
     rows = rows.copy()
-    timed = rows["verdict"].map(counts_as_correct) & rows["time_median_us"].notna() & (rows["interpreted"].fillna(0) == 0)
+    timed = (rows["verdict"].map(counts_as_correct) & rows["time_median_us"].notna()
+             & (rows["interpreted"].fillna(0) == 0))
     keys = pd.MultiIndex.from_frame(rows[["run_key", "task", "shape", "dtype"]])
     for base in BASELINES:
         ref = rows[timed & (rows["method"] == base)].set_index(["run_key", "task", "shape", "dtype"])["time_median_us"]
@@ -63,7 +63,8 @@ def _efficiency(rows: pd.DataFrame, profiles: dict[str, HardwareProfile]) -> pd.
     return pd.Series(out, index=rows.index, dtype=float)
 
 
-def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile], roles: tuple[str, ...] = ("large",)) -> pd.DataFrame:
+def attempt_table(results: ResultSet, profiles: dict[str, HardwareProfile],
+                  roles: tuple[str, ...] = ("large",)) -> pd.DataFrame:
     """One row per attempt (see module docstring)."""
     rows = results.rows
     if rows.empty:
@@ -184,7 +185,8 @@ def _rate_row(group: pd.DataFrame, attempts: pd.DataFrame) -> dict[str, Any]:
         "geomean_vs_eager": geomean(sp),
         "geomean_vs_compile": geomean(correct["speedup_compile"].dropna().astype(float)),
         "slower_than_eager": float((sp < 1).mean()) if len(sp) else None,
-        "roofline_eff": float(np.median(correct["efficiency"].dropna())) if correct["efficiency"].notna().any() else None,
+        "roofline_eff": float(np.median(correct["efficiency"].dropna())) if correct["efficiency"].notna().any()
+        else None,
     }
     for column, suffix in (("speedup_eager", "eager"), ("speedup_compile", "compile")):
         reason = fast_p_reason(group, attempts, column)

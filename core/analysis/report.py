@@ -185,10 +185,13 @@ def summary_section(doc: Document, ctx: _Context) -> None:
         doc.table(["run", "category", "task", "method", "verdict", "correct", "vs eager", "vs compile",
                    "framework share", "static warnings", "first error"], table)
     for run_key, g in cands.groupby("run_key", sort=True):
-        line = (f"Run {run_key}: {int(g['correct'].sum())}/{len(g)} candidates correct on every evaluated shape and dtype"
-                + (f"; {int((g['verdict'] == Verdict.COMPILED).sum())} compiled only" if (g["verdict"] == Verdict.COMPILED).any() else ""))
+        line = (f"Run {run_key}: {int(g['correct'].sum())}/{len(g)} candidates correct "
+                "on every evaluated shape and dtype"
+                + (f"; {int((g['verdict'] == Verdict.COMPILED).sum())} compiled only"
+                   if (g["verdict"] == Verdict.COMPILED).any() else ""))
         if run_key in missing:
-            line += f"; {len(missing[run_key])} task(s) without a candidate (`missing`): " + ", ".join(sorted(missing[run_key]))
+            line += (f"; {len(missing[run_key])} task(s) without a candidate (`missing`): "
+                     + ", ".join(sorted(missing[run_key])))
         doc.p(line + ".")
 
 
@@ -212,19 +215,23 @@ def rates_section(doc: Document, ctx: _Context) -> None:
     doc.h2("Rates per hardware, backend and method")
     doc.p(f"An attempt is one task on one backend, method and profile; it is correct when every evaluated shape and "
           f"dtype is correct, and hack-flagged ones never count as correct. Speedups are geometric means over the "
-          f"correct {role_text} shapes, recomputed from medians against the baselines of the same run. fast_p = share of "
+          f"correct {role_text} shapes, recomputed from medians against the baselines of the same run. fast_p = share "
+          "of "
           f"attempted tasks that are correct and more than p times faster; '-' where the times are not speed (the note "
-          f"says why). Roofline efficiency = datasheet floor time for the task's bytes and FLOPs over the measured time "
+          "says why). Roofline efficiency = datasheet floor time for the task's bytes and FLOPs over the measured "
+          "time "
           f"(median over correct tasks).")
     rates = rates_table(attempts)
     totals = rates[rates["category"] == "(all)"]
-    doc.table(["hw", "backend", "method", "tasks", "compile", "correct", "hack", "geomean vs eager", "geomean vs compile",
+    doc.table(["hw", "backend", "method", "tasks", "compile", "correct", "hack", "geomean vs eager",
+               "geomean vs compile",
                "correct but slower than eager", "roofline eff."],
               [[r.hw, r.backend, r.method, r.tasks, _pct(r.compile), _pct(r.correct), _pct(r.hack),
                 _f(r.geomean_vs_eager), _f(r.geomean_vs_compile), _pct(r.slower_than_eager), _pct(r.roofline_eff)]
                for r in totals.itertuples()])
     doc.h3("fast_p")
-    doc.table(["hw", "backend", "method", *[f"fast_{p:g} eager" for p in FAST_P], *[f"fast_{p:g} compile" for p in FAST_P],
+    doc.table(["hw", "backend", "method", *[f"fast_{p:g} eager" for p in FAST_P],
+               *[f"fast_{p:g} compile" for p in FAST_P],
                "note"],
               [[r["hw"], r["backend"], r["method"], *[_pct(r[f"fast_{p:g}_eager"]) for p in FAST_P],
                 *[_pct(r[f"fast_{p:g}_compile"]) for p in FAST_P], _fast_p_note(r)] for _, r in totals.iterrows()])
@@ -250,8 +257,10 @@ def rates_section(doc: Document, ctx: _Context) -> None:
                     _pct(r["fast_0_eager"]), _pct(r["fast_1_eager"]), _pct(r["fast_1_compile"]),
                     _f(r["geomean_vs_eager"]), _fast_p_note(r)] for _, r in by_level.iterrows()])
     if ctx.plots_on:
-        doc.img(plots.correctness_heatmap(attempts), "correctness-heatmap", "Correctness heatmap: category x hardware / backend / method")
-        doc.img(plots.speedup_distributions(attempts), "speedup-distributions", "Speedup distributions per category (log scale)")
+        doc.img(plots.correctness_heatmap(attempts), "correctness-heatmap",
+                "Correctness heatmap: category x hardware / backend / method")
+        doc.img(plots.speedup_distributions(attempts), "speedup-distributions",
+                "Speedup distributions per category (log scale)")
         doc.img(plots.fast_p_curves(attempts), "fast-p", "fast_p curves over eager and over torch.compile")
 
 
@@ -316,7 +325,8 @@ def recorded_section(doc: Document, ctx: _Context) -> None:
     doc.p("Speedups the candidates' source recorded (e.g. CUDA-L1's score_default, over PyTorch eager on the GPU the "
           "kernels were optimized for) next to mkbench's on this hardware. Ratio = mkbench / recorded.")
     table, ratios = [], []
-    for _, a in cands[cands["recorded"].map(bool)].sort_values(["hw", "method", "level", "task"], na_position="last").iterrows():
+    for _, a in cands[cands["recorded"].map(bool)].sort_values(["hw", "method", "level", "task"],
+                                                               na_position="last").iterrows():
         rec = a["recorded"]
         score = _number(rec.get("score_default", rec.get("score", rec.get("speedup"))))
         ours = _number(a["speedup_eager"]) if a["timing"] == "timed" else None
@@ -342,13 +352,15 @@ def difficulty_section(doc: Document, ctx: _Context) -> None:
     with_baselines = ctx.glm_baselines if ctx.glm_baselines is not None else cands["method"].nunique() < 2
     d = difficulty_analysis(ctx.attempts, include_baselines=with_baselines)
     doc.p(f"Binomial GLM of per-task correctness over {d.n} attempts"
-          + (" (the eager and torch.compile baselines included as methods, since fewer than two candidate methods are present)"
+          + (" (the eager and torch.compile baselines included as methods, since fewer than two candidate methods are "
+             "present)"
              if with_baselines else " (candidates only)")
           + f"; factors {', '.join(d.factors) or 'none'}. Explained deviance = share of the null deviance "
           + (f"({_f(d.null_deviance)})" if d.null_deviance is not None else "") + " removed by the factor.")
     for note in d.notes:
         doc.p("Note: " + note)
-    doc.table(["factor", "levels", "df", "explained deviance (sequential)", "explained deviance (drop-one)", "LR test p"],
+    doc.table(["factor", "levels", "df", "explained deviance (sequential)", "explained deviance (drop-one)",
+               "LR test p"],
               [[r.factor, r.levels, r.df, _pct(r.sequential), _pct(r.drop_one), _f(r.p_value, ".3g")]
                for r in d.deviance.itertuples()])
     doc.h3("Categories")
@@ -367,10 +379,12 @@ def hardware_section(doc: Document, ctx: _Context) -> None:
     doc.h2("Cross-hardware speedup variance")
     spreads, mismatched = cross_hardware(attempts)
     if spreads.empty:
-        doc.p("No (task, backend, method) has a correct, timed result on two or more profiles with the same problem sizes.")
+        doc.p("No (task, backend, method) has a correct, timed result on two or more profiles with the same problem "
+              "sizes.")
     else:
         doc.p(f"{len(spreads)} (task, backend, method) measured on several profiles with identical problem sizes; each "
-              f"profile's speedup is the geometric mean over the (shape, dtype) combinations timed against eager on every "
+              "profile's speedup is the geometric mean over the (shape, dtype) combinations timed against eager on "
+              "every "
               f"profile (listed). Largest max/min speedup ratio {spreads['max_min_ratio'].max():.2f}x; median "
               f"{spreads['max_min_ratio'].median():.2f}x.")
         doc.table(["task", "category", "backend", "method", "speedup vs eager per profile", "over", "max/min", "CV"],
@@ -395,7 +409,8 @@ def backends_section(doc: Document, ctx: _Context) -> None:
               "(and compiled on every backend that can only compile on that profile).")
         doc.table(["hw", "category", "task", *cols, "portable"],
                   [[r["hw"], r["category"], r["task"], *[r.get(c) if isinstance(r.get(c), str) else "-" for c in cols],
-                    ("yes" + (f" ({r['compile_only']} compile-only)" if r["compile_only"] else "")) if r["portable"] else "no"]
+                    ("yes" + (f" ({r['compile_only']} compile-only)" if r["compile_only"] else "")) if r["portable"]
+                    else "no"]
                    for _, r in port.iterrows()])
     _side_checks(doc, ctx.rows)
     if ctx.plots_on:
@@ -439,8 +454,10 @@ def detail_section(doc: Document, ctx: _Context) -> None:
           "flushed before each call on GPUs); speedups as stored by the run.")
     if rows.empty:
         return
-    shown = rows[rows["verdict"] != Verdict.SKIPPED].sort_values(["run_key", "category", "task", "method", "shape", "dtype"])
-    doc.table(["run", "task", "method", "shape", "dtype", "verdict", "median us", "IQR us", "n", "interpreted", "vs eager",
+    shown = rows[rows["verdict"] != Verdict.SKIPPED]
+    shown = shown.sort_values(["run_key", "category", "task", "method", "shape", "dtype"])
+    doc.table(["run", "task", "method", "shape", "dtype", "verdict", "median us", "IQR us", "n", "interpreted",
+               "vs eager",
                "vs compile", "GB/s"],
               [[r["run_key"], r["task"], r["method"], r["shape"], r["dtype"], r["verdict"], _f(r["time_median_us"]),
                 _f(r["time_iqr_us"]), r["time_n"] if pd.notna(r["time_n"]) else "-", "yes" if r["interpreted"] else "",

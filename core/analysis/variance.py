@@ -30,7 +30,8 @@ def cross_hardware(attempts: pd.DataFrame, column: str = "speedup_eager") -> tup
             continue
         if not _same_problem(g):
             mismatched.append({"task": task, "backend": backend, "method": method, "hw": ", ".join(sorted(g["hw"])),
-                               "why": "problem sizes differ between the runs (bytes " + ", ".join(f"{b:.3g}" for b in g["bytes"]) + ")"})
+                               "why": "problem sizes differ between the runs (bytes "
+                                      + ", ".join(f"{b:.3g}" for b in g["bytes"]) + ")"})
             continue
         per_hw, common = matched_speedups(g, column)
         if not per_hw:
@@ -94,7 +95,8 @@ def cross_backend(attempts: pd.DataFrame, column: str = "speedup_eager") -> pd.D
         for r in g.itertuples(index=False):
             label = r.backend if g["method"].nunique() == 1 else f"{r.backend}/{r.method}"
             sp = getattr(r, column)
-            rec[label] = "correct" + (f" {sp:.2f}x" if sp is not None and not np.isnan(sp) else "") if r.correct else r.verdict
+            rec[label] = "correct" + (f" {sp:.2f}x" if sp is not None and not np.isnan(sp)
+                                      else "") if r.correct else r.verdict
         rec["backends"] = g["backend"].nunique()
         # A backend that could only compile here (CUDA without an NVIDIA GPU) counts when it
         # compiled; portability needs at least two backends that ran, all correct.

@@ -16,7 +16,8 @@ def add_parser(sub) -> None:
                                        "analyses; 'engine': where each run's time went")
     p.add_argument("what", nargs="?", choices=[*GROUPS, "engine"], default="all")
     add_selection_args(p)
-    p.add_argument("--glm-baselines", action="store_true", help="count the eager and torch.compile baselines as methods in the GLM")
+    p.add_argument("--glm-baselines", action="store_true",
+                   help="count the eager and torch.compile baselines as methods in the GLM")
 
 
 def run(args) -> int:

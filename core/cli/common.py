@@ -54,14 +54,15 @@ def print_summary(summary: list[dict[str, Any]]) -> None:
         rows = []
         for s in summary:
             note = s["error"][:70].replace("\n", " ") if s["verdict"] != Verdict.CORRECT else ""
-            rows.append([s["category"], s["task"], s["method"], s["verdict"], s["correct"], *speedup_cells(s, _fmt), note])
+            rows.append([s["category"], s["task"], s["method"], s["verdict"], s["correct"], *speedup_cells(s, _fmt),
+                         note])
         print(tabulate(rows, headers=["category", "task", "method", "verdict", "correct", *SPEEDUP_HEADERS, "note"]))
     else:
         _print_by_category(cands)
     ok = sum(s["verdict"] == Verdict.CORRECT for s in cands)
-    print(f"\n{ok}/{len(cands)} candidates correct on every evaluated shape and dtype "
-          "(speedup = baseline median / candidate median; geometric mean over all shapes and dtypes, and over the large "
-          "shapes; only for candidates correct on every one)")
+    print(f"\n{ok}/{len(cands)} candidates correct on every evaluated shape and dtype (speedup = baseline median / "
+          "candidate median; geometric mean over all shapes and dtypes, and over the large shapes; only for candidates "
+          "correct on every one)")
     built = sum(s["verdict"] == Verdict.COMPILED for s in cands)
     if built:
         print(f"{built}/{len(cands)} candidates compiled only: this machine can build them but not run them")
@@ -77,14 +78,16 @@ def _print_by_category(cands: list[dict[str, Any]]) -> None:
         counts = [sum(s["verdict"] == v for s in group) for v in shown]
         other = len(group) - sum(counts)
         interpreted = any(s["interpreted"] for s in group)
-        speed = "interpreted" if interpreted else _fmt(geomean(s["speedup_eager_large"] for s in group if s["verdict"] == Verdict.CORRECT))
+        speed = "interpreted" if interpreted else _fmt(geomean(s["speedup_eager_large"] for s in group
+                                                               if s["verdict"] == Verdict.CORRECT))
         rows.append([category, len(group), *counts, other, speed])
     print(tabulate(rows, headers=["category", "tasks", *[str(v) for v in shown], "other", "vs eager (large)"]))
     failing = [s for s in cands if s["verdict"] not in (Verdict.CORRECT, Verdict.MISSING, Verdict.COMPILED)]
     if failing:
         print(f"\nnot correct ({len(failing)}; the first 10):")
         for s in failing[:10]:
-            print(f"  {s['category']}/{s['task']} [{s['method']}]: {s['verdict']}: {(s['error'] or '')[:100]}".replace("\n", " "))
+            print(f"  {s['category']}/{s['task']} [{s['method']}]: {s['verdict']}: "
+                  f"{(s['error'] or '')[:100]}".replace("\n", " "))
     missing = [s["task"] for s in cands if s["verdict"] == Verdict.MISSING]
     if missing:
         print(f"\nmissing ({len(missing)}): {', '.join(missing[:20])}{' ...' if len(missing) > 20 else ''}")

@@ -18,8 +18,10 @@ from .common import add_tasks_dir_option, use_tasks_dirs
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("import", help="turn KernelBench / KernelBench-X problems and kernels into mkbench tasks and candidates",
-                       description="Turn KernelBench / KernelBench-X problems and kernels into mkbench tasks and candidates.")
+    p = sub.add_parser("import",
+                       help="turn KernelBench / KernelBench-X problems and kernels into mkbench tasks and candidates",
+                       description="Turn KernelBench / KernelBench-X problems and kernels into mkbench tasks and "
+                                   "candidates.")
     fmt = p.add_subparsers(dest="format", required=True, metavar="FORMAT")
 
     kb = fmt.add_parser(
@@ -30,8 +32,10 @@ def add_parser(sub) -> None:
                     "--candidates (problem files) or --solutions-out (JSON rows), one candidate per ModelNew kernel to "
                     "SOL_DIR/<category>/<task>.py, with a manifest of where each came from.",
         epilog="examples:\n  mkbench import kernelbench KernelBench/level1 --out kb_tasks --candidates runs/my_run "
-               "--solutions-out kb_solutions\n  mkbench run --tasks-dir kb_tasks --solutions kb_solutions --method my_run ...\n"
-               "  mkbench import kernelbench CUDA-L1/optimized_cuda_code/h100.json --out kb_tasks --solutions-out sol_h100 "
+               "--solutions-out kb_solutions\n  mkbench run --tasks-dir kb_tasks --solutions kb_solutions --method "
+               "my_run ...\n"
+               "  mkbench import kernelbench CUDA-L1/optimized_cuda_code/h100.json --out kb_tasks --solutions-out "
+               "sol_h100 "
                "--names-from KernelBench\n  mkbench run --backend cuda --tasks-dir kb_tasks --solutions sol_h100 "
                "--method cuda-l1-h100 ...")
     kb.add_argument("source", type=Path, metavar="SOURCE",
@@ -54,7 +58,8 @@ def add_parser(sub) -> None:
                     help="JSON rows: the GPU the kernels were optimized for, recorded per candidate (default: the "
                          "rows file's stem, e.g. h100)")
     kb.add_argument("--names-from", type=Path, metavar="KERNELBENCH",
-                    help="JSON rows: a KernelBench checkout (or its KernelBench/ folder) whose level<N>/<number>_<Name>.py "
+                    help="JSON rows: a KernelBench checkout (or its KernelBench/ folder) whose "
+                         "level<N>/<number>_<Name>.py "
                          "files name the problems (default: tasks are named kb_l<N>_<number>)")
     add_tasks_dir_option(kb)
 
@@ -69,7 +74,8 @@ def add_parser(sub) -> None:
                "  mkbench run --backend triton --solutions sol --method my-llm\n"
                "  mkbench import kernelbench-x KernelBenchX/data/kernelbenchx --as-tasks --out kbx_tasks\n"
                "  mkbench import kernelbench-x predictions.jsonl --prefix kbx_ --tasks-dir kbx_tasks --out kbx_sol\n"
-               "  mkbench run --backend triton --tasks-dir kbx_tasks --solutions kbx_sol --method my-llm --category activation")
+               "  mkbench run --backend triton --tasks-dir kbx_tasks --solutions kbx_sol --method my-llm --category "
+               "activation")
     kbx.add_argument("source", type=Path, metavar="PATH",
                      help="predictions: a .jsonl, a .py or a folder of them; with --as-tasks: a task file or folder")
     kbx.add_argument("--out", type=Path, required=True, help="SOL_DIR for predictions, TASKS_DIR with --as-tasks")
@@ -89,7 +95,8 @@ def add_parser(sub) -> None:
     kbx.add_argument("--harness-imports", default="add", choices=["add", "never"],
                      help="predictions: append the harness imports a prediction uses without importing (add, the "
                           "default: KernelBench-X runs predictions concatenated with the test file), or not (never)")
-    kbx.add_argument("--round", metavar="R", help="GEAK corpus lines: the round whose code to take (default: each task's last)")
+    kbx.add_argument("--round", metavar="R",
+                     help="GEAK corpus lines: the round whose code to take (default: each task's last)")
     add_tasks_dir_option(kbx)
 
 

@@ -40,7 +40,8 @@ class PlainProgress(Progress):
         now = time.monotonic()
         if self.done == self.total or now - getattr(self, "_last", 0.0) >= self.EVERY_S:
             self._last = now
-            print(f"[{self.done}/{self.total}] {unit.task.qualified_name} [{unit.method}] {verdict} ({rate})", flush=True)
+            print(f"[{self.done}/{self.total}] {unit.task.qualified_name} [{unit.method}] {verdict} ({rate})",
+                  flush=True)
 
 
 class LiveProgress(PlainProgress):
@@ -50,8 +51,8 @@ class LiveProgress(PlainProgress):
         super().__init__()
         from rich.console import Group
         from rich.live import Live
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import Progress as Bar
         self._bar = Bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TimeRemainingColumn())
         self._handle = self._bar.add_task("starting", total=None, rate="")

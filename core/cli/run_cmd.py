@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 from ..engine.lane import Limits
-from ..engine.runner import RunOptions, Runner
+from ..engine.runner import Runner, RunOptions
 from ..errors import BadInput
+from ..exporter import write_json
 from ..integrity import DEFAULT_FRAMEWORK_THRESHOLD, FRAMEWORK_POLICIES, Policy
 from ..plugins import build_registry
 from ..store import Store
@@ -16,7 +17,6 @@ from ..summary import summarize_run
 from ..task import DTYPES
 from ..timing import TimingSettings
 from . import args as check
-from ..exporter import write_json
 from .common import DEFAULT_STORE, add_tasks_dir_option, print_summary, use_tasks_dirs
 from .progress import make_progress
 
@@ -24,25 +24,37 @@ from .progress import make_progress
 def add_parser(sub) -> None:
     p = sub.add_parser("run", help="compile, check and time kernels of one backend")
     p.add_argument("--backend", default="triton", type=check.name, help="kernel backend (see `mkbench list backends`)")
-    p.add_argument("--hw", default="auto", type=check.name, help="hardware profile; it must match the device present (default: auto-detect)")
-    p.add_argument("--solutions", type=check.existing_dir, help="directory of candidates laid out as <category>/<task>.<suffix>")
-    p.add_argument("--method", type=check.method, help="name recorded for these candidates (default: 'reference', or the solutions folder name)")
-    p.add_argument("--task", action="append", default=[], dest="tasks", type=check.name_list, help="only this task (repeatable, or comma-separated)")
-    p.add_argument("--category", action="append", default=[], dest="categories", type=check.name_list, help="only this category (repeatable)")
-    p.add_argument("--shape-role", action="append", default=[], dest="shape_roles", choices=["small", "awkward", "large", "standard"],
+    p.add_argument("--hw", default="auto", type=check.name,
+                   help="hardware profile; it must match the device present (default: auto-detect)")
+    p.add_argument("--solutions", type=check.existing_dir,
+                   help="directory of candidates laid out as <category>/<task>.<suffix>")
+    p.add_argument("--method", type=check.method,
+                   help="name recorded for these candidates (default: 'reference', or the solutions folder name)")
+    p.add_argument("--task", action="append", default=[], dest="tasks", type=check.name_list,
+                   help="only this task (repeatable, or comma-separated)")
+    p.add_argument("--category", action="append", default=[], dest="categories", type=check.name_list,
+                   help="only this category (repeatable)")
+    p.add_argument("--shape-role", action="append", default=[], dest="shape_roles",
+                   choices=["small", "awkward", "large", "standard"],
                    help="only shapes of this role (repeatable; default: all)")
     p.add_argument("--dtype", action="append", default=[], dest="dtypes", choices=sorted(DTYPES),
                    help="only this dtype (repeatable; default: every dtype of each task)")
-    p.add_argument("--time-role", action="append", default=[], dest="time_roles", choices=["small", "awkward", "large", "standard"],
+    p.add_argument("--time-role", action="append", default=[], dest="time_roles",
+                   choices=["small", "awkward", "large", "standard"],
                    help="time only shapes of this role (repeatable; default: every checked shape); the others are "
                         "checked for correctness and recorded 'not_timed'")
-    p.add_argument("--seeds", type=check.count(1, 1000), default=2, help="input seeds per shape and dtype for correctness (default 2)")
+    p.add_argument("--seeds", type=check.count(1, 1000), default=2,
+                   help="input seeds per shape and dtype for correctness (default 2)")
     p.add_argument("--seed", type=check.seed, help="base seed (default: a fresh secret seed, recorded with the run)")
-    p.add_argument("--baselines", type=check.baselines, help="comma-separated baselines to time, or 'none' (default: the profile's list)")
-    p.add_argument("--store", type=check.file_path, default=Path(os.environ.get("MKBENCH_STORE", DEFAULT_STORE)), help=f"results store (default {DEFAULT_STORE})")
-    p.add_argument("--resume", action="store_true", help="continue the last interrupted run with the same configuration")
+    p.add_argument("--baselines", type=check.baselines,
+                   help="comma-separated baselines to time, or 'none' (default: the profile's list)")
+    p.add_argument("--store", type=check.file_path, default=Path(os.environ.get("MKBENCH_STORE", DEFAULT_STORE)),
+                   help=f"results store (default {DEFAULT_STORE})")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the last interrupted run with the same configuration")
     p.add_argument("--json", type=check.file_path, help="also write this run's results as JSON")
-    p.add_argument("--time-budget-ms", type=check.positive, default=1000.0, help="timing budget per shape, dtype and method")
+    p.add_argument("--time-budget-ms", type=check.positive, default=1000.0,
+                   help="timing budget per shape, dtype and method")
     p.add_argument("--no-timing", action="store_true",
                    help="compile and check correctness only (perf status 'not_timed'): for correctness sweeps, "
                         "which may then share a GPU, since no time is recorded")
@@ -51,23 +63,32 @@ def add_parser(sub) -> None:
     p.add_argument("--no-run-ahead", action="store_true",
                    help="CUDA events: no GPU spin before each timed call, so host time spent launching counts "
                         "(what a caller waits per call, not the kernel's device time)")
-    p.add_argument("--timeout-compile", type=check.positive, default=300.0, help="seconds allowed to compile a candidate")
-    p.add_argument("--timeout-step", type=check.positive, default=180.0, help="seconds allowed for one correctness check or timing")
+    p.add_argument("--timeout-compile", type=check.positive, default=300.0,
+                   help="seconds allowed to compile a candidate")
+    p.add_argument("--timeout-step", type=check.positive, default=180.0,
+                   help="seconds allowed for one correctness check or timing")
     p.add_argument("--framework-ops", choices=FRAMEWORK_POLICIES, default="forbid",
-                   help="forbid (default): a right answer with more than --framework-threshold of its work in framework "
-                        "or vendor kernels is verdict 'framework'; report: it can be 'correct', its share recorded")
+                   help="forbid (default): a right answer with more than --framework-threshold of its work in "
+                        "framework or vendor kernels is verdict 'framework'; report: it can be 'correct', its share "
+                        "recorded")
     p.add_argument("--framework-threshold", type=check.fraction, default=DEFAULT_FRAMEWORK_THRESHOLD,
-                   help=f"share of the work allowed in framework kernels under forbid (default {DEFAULT_FRAMEWORK_THRESHOLD})")
-    p.add_argument("--workers", type=check.count(1, 1024), help="processes preparing candidates on the CPU (default: the cores)")
-    p.add_argument("--lanes", type=check.count(1, 64), help="correctness lanes per device (default: half the CPU cores per GPU, 2 to 8; the cores on a CPU)")
+                   help="share of the work allowed in framework kernels under forbid (default "
+                        f"{DEFAULT_FRAMEWORK_THRESHOLD})")
+    p.add_argument("--workers", type=check.count(1, 1024),
+                   help="processes preparing candidates on the CPU (default: the cores)")
+    p.add_argument("--lanes", type=check.count(1, 64),
+                   help="correctness lanes per device "
+                        "(default: half the CPU cores per GPU, 2 to 8; the cores on a CPU)")
     p.add_argument("--worker-memory-mb", type=check.count(64, 1 << 24), metavar="MIB",
                    help="cap each candidate worker's private writable memory (RLIMIT_DATA, MiB): a candidate's host "
                         "allocations beyond it fail in the candidate (an 'error' verdict) instead of exhausting the "
                         "machine (default: no cap; a worker with torch and Triton loaded starts near 250 MiB, and a "
                         "CUDA context adds to that)")
-    p.add_argument("--gpus", type=check.gpus, default="0", help="'all' or GPU indices '0,1,...': one set of lanes per GPU")
+    p.add_argument("--gpus", type=check.gpus, default="0",
+                   help="'all' or GPU indices '0,1,...': one set of lanes per GPU")
     p.add_argument("--executor", choices=["local", "ray"], default="local", help="local processes, or a Ray cluster")
-    p.add_argument("--address", type=check.name, help="Ray: 'auto' or ray://host:port (default: start a local Ray instance)")
+    p.add_argument("--address", type=check.name,
+                   help="Ray: 'auto' or ray://host:port (default: start a local Ray instance)")
     p.add_argument("--no-baseline-cache", action="store_true",
                    help="time the baselines again even where this store holds them, measured in the same environment")
     p.add_argument("--no-progress", action="store_true", help="plain log lines instead of a progress display")
@@ -89,13 +110,16 @@ def run(args) -> int:
     options = RunOptions(
         backend=args.backend, hw=args.hw, solutions=args.solutions, method=args.method,
         # split and sorted, so that '--task a,b' and '--task b --task a' are one run configuration (and resume)
-        tasks=sorted({n for item in args.tasks for n in item}), categories=sorted({n for item in args.categories for n in item}),
-        shape_roles=args.shape_roles, dtypes=sorted(set(args.dtypes)), time_roles=sorted(set(args.time_roles)), seeds=args.seeds, seed=args.seed, baselines=args.baselines,
+        tasks=sorted({n for item in args.tasks for n in item}),
+        categories=sorted({n for item in args.categories for n in item}),
+        shape_roles=args.shape_roles, dtypes=sorted(set(args.dtypes)), time_roles=sorted(set(args.time_roles)),
+        seeds=args.seeds, seed=args.seed, baselines=args.baselines,
         timing=TimingSettings(budget_ms=args.time_budget_ms, mode=args.timer, run_ahead=not args.no_run_ahead),
         limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
         resume=args.resume, timed=not args.no_timing,
         policy=Policy(args.framework_ops, args.framework_threshold),
-        workers=args.workers, lanes=args.lanes, gpus=args.gpus, worker_memory_mb=args.worker_memory_mb, executor=args.executor, address=args.address,
+        workers=args.workers, lanes=args.lanes, gpus=args.gpus, worker_memory_mb=args.worker_memory_mb,
+        executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache,
     )
     registry.backend(options.backend)  # fail on an unknown name before probing the device
@@ -118,7 +142,8 @@ def run(args) -> int:
         if result["invalid"]:
             for unit in result["invalid"][:10]:
                 print(f"invalid candidate: {unit.invalid}", file=sys.stderr)
-            print(f"error: {len(result['invalid'])} candidate file(s) were invalid (recorded as compile errors)", file=sys.stderr)
+            print(f"error: {len(result['invalid'])} candidate file(s) were invalid (recorded as compile errors)",
+                  file=sys.stderr)
             return 3
         return 0
     finally:

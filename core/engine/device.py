@@ -21,7 +21,8 @@ from .lane import EvalSettings, Lane
 
 MEMORY_SHARE = 0.75        # of the device's memory that lanes may plan to use together (the rest: CUDA contexts)
 FOOTPRINT_FACTOR = 8       # x the largest combination's task bytes: worker inputs, outputs, pool, poison block
-JUDGE_FACTOR = 4           # x the same bytes at the reference's precision: pristine inputs, upcast copies, reference, comparison
+JUDGE_FACTOR = 4           # x the same bytes at the reference's precision: pristine inputs, upcast copies,
+                           # reference, comparison
 CONTEXT_BYTES = 1 << 30    # per unit: a worker's and a judge's CUDA contexts and allocator slack
 
 
@@ -144,10 +145,12 @@ class Device:
             return obs
         except Exception as exc:  # mkbench's own failure: it costs this unit, with the reason, not the run
             import traceback
+
             from .lane import new_observation
             obs = new_observation()
             obs["abnormal"] = {"kind": "error", "stage": None, "combo": None,
-                               "message": f"internal error in the lane: {type(exc).__name__}: {exc}\n{traceback.format_exc()[-1500:]}"}
+                               "message": f"internal error in the lane: {type(exc).__name__}: "
+                                          f"{exc}\n{traceback.format_exc()[-1500:]}"}
             return obs
         finally:
             self._free.put(lane)

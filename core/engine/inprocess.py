@@ -12,7 +12,8 @@ from ..judge import Judge, alias_problem
 from ..verdicts import Verdict
 
 
-def check_combo(backend, task, fn, shape, dtype: str, hw, seeds: int = 1, run_seed: int = 1234) -> tuple[str, str, tuple]:
+def check_combo(backend, task, fn, shape, dtype: str, hw, seeds: int = 1,
+                run_seed: int = 1234) -> tuple[str, str, tuple]:
     """(status, message, (max_abs_err, max_rel_err)); status is correct, incorrect, hack or framework."""
     judge = Judge(hw.device)
     worst = (0.0, 0.0)
@@ -28,9 +29,11 @@ def check_combo(backend, task, fn, shape, dtype: str, hw, seeds: int = 1, run_se
         except Exception as exc:  # the candidate raised (a backend's rule broken, a bug)
             return Verdict.ERROR, f"seed {k}: {type(exc).__name__}: {exc}", worst
         problem = alias_problem(out, inputs)
-        res = judge.check(task, shape, dtype, seed, out, inputs, lambda *a: normalize(backend.run(fn, a))) if not problem else None
+        res = judge.check(task, shape, dtype, seed, out, inputs,
+                          lambda *a: normalize(backend.run(fn, a))) if not problem else None
         if problem or not res.ok:
-            return Verdict.INCORRECT, f"seed {k}: {problem or res.message}", (None, None) if problem else (res.max_abs_err, res.max_rel_err)
+            return (Verdict.INCORRECT, f"seed {k}: {problem or res.message}",
+                    (None, None) if problem else (res.max_abs_err, res.max_rel_err))
         if launches.count == 0:
             return Verdict.FRAMEWORK, f"seed {k}: no {backend.name} kernel of the candidate ran", worst
         worst = (max(worst[0], res.max_abs_err or 0.0), max(worst[1], res.max_rel_err or 0.0))

@@ -157,7 +157,8 @@ class Lane:
             obs["abnormal"] = {"kind": "crash", "stage": state["stage"], "combo": state["combo"],
                                "message": f"worker died ({exc.desc})"}
         except _Abnormal as exc:
-            obs["abnormal"] = {"kind": exc.kind, "stage": state["stage"], "combo": state["combo"], "message": exc.message}
+            obs["abnormal"] = {"kind": exc.kind, "stage": state["stage"], "combo": state["combo"],
+                               "message": exc.message}
         except Exception as exc:  # the worker broke the protocol (garbage on its pipe, a malformed answer)
             obs["abnormal"] = {"kind": "error", "stage": state["stage"], "combo": state["combo"],
                                "message": f"worker error: {type(exc).__name__}: {exc}"}
@@ -242,7 +243,8 @@ class Lane:
                     status, message = Verdict.INCORRECT, f"seed {k}: {verdict['message']}"
                     errs = (verdict.get("max_abs_err"), verdict.get("max_rel_err"))
                     break
-                errs = (max(errs[0] or 0.0, verdict.get("max_abs_err") or 0.0), max(errs[1] or 0.0, verdict.get("max_rel_err") or 0.0))
+                errs = (max(errs[0] or 0.0, verdict.get("max_abs_err") or 0.0),
+                        max(errs[1] or 0.0, verdict.get("max_rel_err") or 0.0))
             c["correct"] = {"status": status, "message": message, "max_abs_err": errs[0], "max_rel_err": errs[1]}
             if status == Verdict.COMPILE_ERROR:
                 break
@@ -270,7 +272,8 @@ class Lane:
                             settings.limits.correctness)
             if ran.get("kind") == "failed":
                 if ran.get("poisoned"):
-                    raise _Abnormal("poisoned", "device context corrupted (with its launches suppressed): " + str(ran.get("message")))
+                    raise _Abnormal("poisoned", "device context corrupted (with its launches suppressed): "
+                                    + str(ran.get("message")))
                 return {"checked": True, "still_correct": False, "launches": None}
             verdict = self._judge_ran(unit, shape, dtype, seed, ran, w, settings)
         return {"checked": True, "still_correct": bool(verdict["ok"]), "launches": ran.get("launches")}
@@ -301,7 +304,8 @@ class Lane:
         try:
             if ran.get("structure"):
                 return {"ok": False, "message": ran["structure"], "max_abs_err": None, "max_rel_err": None}
-            return self._ask_judge({"op": "check", "task": unit.task.source, "shape": shape, "dtype": dtype, "seed": seed,
+            return self._ask_judge({"op": "check", "task": unit.task.source, "shape": shape, "dtype": dtype,
+                                    "seed": seed,
                                     "outputs": ran["outputs"], "inputs_after": ran["inputs_after"]}, w, settings)
         finally:
             transfer.unlink(made)
@@ -356,7 +360,8 @@ class Lane:
                 # seed: an input answered wrongly here is an incorrect answer, not evidence of cheating.
                 with self.device.shared():
                     for k, seed in enumerate(pool):
-                        ran = self._run(w, {"op": "run", "shape": shape, "dtype": dtype, "seed": seed}, settings.limits.timing)
+                        ran = self._run(w, {"op": "run", "shape": shape, "dtype": dtype, "seed": seed},
+                                        settings.limits.timing)
                         if ran.get("kind") == "failed":
                             c["timing_error"] = self._failed_status(ran, c)[1]
                             break

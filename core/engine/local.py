@@ -36,8 +36,10 @@ class LocalExecutor:
         return [s for d in self.devices for s in d.states()]
 
     def run(self, units: Iterable[Unit]) -> Iterator[tuple[Unit | None, dict | None]]:
-        pool = cf.ProcessPoolExecutor(self.workers, mp_context=procs.context(self.modules), initializer=pool_initializer)
-        lanes = {d.name: cf.ThreadPoolExecutor(len(d.lanes), thread_name_prefix=f"mkbench-{d.name}") for d in self.devices}
+        pool = cf.ProcessPoolExecutor(self.workers, mp_context=procs.context(self.modules),
+                                      initializer=pool_initializer)
+        lanes = {d.name: cf.ThreadPoolExecutor(len(d.lanes), thread_name_prefix=f"mkbench-{d.name}")
+                 for d in self.devices}
         pending: dict[cf.Future, tuple[str, Unit]] = {}
         # Units ready for a lane, by plan position: a lane takes the earliest, so a task's baseline and
         # its candidate run near each other (baselines need no preparing; queued first, they would all

@@ -21,7 +21,6 @@ from ..safefile import file_problem
 from ..task import Task
 
 
-
 @dataclass
 class Unit:
     task: Task
@@ -84,7 +83,8 @@ class Planner:
         if not roles:
             return Unit(task, baseline, hw, baseline.name, None, combos, skipped)
         keep = [(s, d) for s, d in combos if task.shape(s).role in roles]
-        dropped = [(s, d, f"baseline timed only on --time-role {','.join(roles)} shapes") for s, d in combos if (s, d) not in keep]
+        dropped = [(s, d, f"baseline timed only on --time-role {','.join(roles)} shapes") for s, d in combos
+                   if (s, d) not in keep]
         return Unit(task, baseline, hw, baseline.name, None, keep, skipped + dropped)
 
     def _combos(self, task: Task, backend: Backend, hw: HardwareProfile, compile_only):
@@ -100,7 +100,8 @@ class Planner:
                     skipped.append((shape.name, dtype, f"not selected (--shape-role {','.join(self.opt.shape_roles)})"))
                 elif task.name in hw.skip_tasks:
                     skipped.append((shape.name, dtype, f"hardware profile {hw.name} skips task {task.name}"))
-                elif shape.role in hw.skip_shape_roles and not compile_only:  # skipped for run time; building costs none
+                # skipped for run time; building costs none
+                elif shape.role in hw.skip_shape_roles and not compile_only:
                     skipped.append((shape.name, dtype, f"hardware profile {hw.name} skips {shape.role} shapes"))
                 else:
                     combos.append((shape.name, dtype))
@@ -111,7 +112,8 @@ class Planner:
         if self.opt.solutions is None:
             ref_dir = backend.reference_dir()
             source = ref_dir / task.category / f"{task.name}{backend.suffix}" if ref_dir else None
-            missing = None if source and os.path.lexists(source) else f"backend {backend.name} has no reference kernel for {task.qualified_name}"
+            missing = (None if source and os.path.lexists(source)
+                       else f"backend {backend.name} has no reference kernel for {task.qualified_name}")
         else:
             source = self.opt.solutions / task.category / f"{task.name}{backend.suffix}"
             missing = None if os.path.lexists(source) else f"no candidate file {rel} in {self.opt.solutions}"

@@ -26,7 +26,7 @@ from .prepare import apply, prepare
 class _DeviceActor:
     def __init__(self, kind: str, lanes: int, env: dict, modules: tuple, memory_bytes: int | None, label: str):
         from . import procs
-        from .device import Device, default_lanes
+        from .device import Device
         procs.context(modules, {"TRITON_INTERPRET": "1" if kind == "cpu" else "0"})
         self.device = Device(kind, None, lanes, env, modules, memory_bytes)
         self.device.name = label
@@ -62,7 +62,9 @@ class RayExecutor:
             if count < 1 or count > gpus:
                 from ..errors import BadInput
                 raise BadInput(f"--gpus {options.gpus}: the Ray cluster offers {gpus} GPU(s)")
-            lanes, kind, env, memory = options.lanes or default_lanes(os.cpu_count() or 4), "cuda", {"TRITON_INTERPRET": "0"}, probe.get("memory_bytes")
+            from .device import default_lanes
+            lanes = options.lanes or default_lanes(os.cpu_count() or 4)
+            kind, env, memory = "cuda", {"TRITON_INTERPRET": "0"}, probe.get("memory_bytes")
             actor = ray.remote(num_gpus=1, num_cpus=1, max_concurrency=lanes + 2)(_DeviceActor)
         else:
             count, lanes, kind, env, memory = 1, options.lanes or os.cpu_count() or 1, hw.device, {}, None

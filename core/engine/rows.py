@@ -69,7 +69,8 @@ def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool
         return list(rows.values()) + skipped
 
     if unit.missing:
-        return all_rows(verdict=Verdict.MISSING, compile_status="missing", correct_status="missing", perf_status="missing", error=unit.missing)
+        return all_rows(verdict=Verdict.MISSING, compile_status="missing", correct_status="missing",
+                        perf_status="missing", error=unit.missing)
     if unit.invalid:
         return all_rows(verdict=Verdict.COMPILE_ERROR, compile_status="error", error=unit.invalid)
     if obs is None:  # every combination was skipped: nothing ran
@@ -107,7 +108,8 @@ def rows_for(unit: Unit, obs: dict[str, Any] | None, policy: Policy, timed: bool
 def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> None:
     corr = c["correct"]
     status, message = corr["status"], corr["message"]
-    r.update(correct_status=status if status != Verdict.COMPILE_ERROR else "not_run", max_abs_err=corr.get("max_abs_err"),
+    r.update(correct_status=status if status != Verdict.COMPILE_ERROR else "not_run",
+             max_abs_err=corr.get("max_abs_err"),
              max_rel_err=corr.get("max_rel_err"))
     if status == Verdict.COMPILE_ERROR:
         r.update(verdict=Verdict.COMPILE_ERROR, compile_status="error", error=message)
@@ -123,7 +125,8 @@ def _fill(unit: Unit, r: dict, c: dict, own, policy: Policy, timed: bool) -> Non
             status, message = Verdict.ERROR, c["timing_error"]
         if timing:
             r.update({col: timing[k] for k, col in TIMING_FIELDS.items()})
-            r.update(interpreted=int(timing["interpreted"]), perf_status="interpreted" if timing["interpreted"] else "timed")
+            r.update(interpreted=int(timing["interpreted"]), perf_status="interpreted" if timing["interpreted"]
+                     else "timed")
             r["extra"].update({k: timing.get(k) for k in TIMING_EXTRA})
         if c.get("fresh") and status == Verdict.CORRECT:
             status, message = Verdict.INCORRECT, c["fresh"]

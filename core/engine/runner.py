@@ -86,7 +86,8 @@ class Progress:
         print(line)
 
 
-def probe_device(limits: Limits, op: str = "probe", hw: HardwareProfile | None = None, env: dict | None = None) -> dict[str, Any]:
+def probe_device(limits: Limits, op: str = "probe", hw: HardwareProfile | None = None,
+                 env: dict | None = None) -> dict[str, Any]:
     """Device facts (or launch overheads), gathered in a worker: the orchestrator never creates a
     CUDA context."""
     import multiprocessing
@@ -140,7 +141,8 @@ class Runner:
         # The fork server's imports (seconds) overlap the device probe; what Triton must be told at
         # import is known from the device nodes present (a GPU machine has /dev/nvidiactl or /dev/kfd).
         gpu_nodes = any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/kfd"))
-        starter = threading.Thread(target=procs.context, args=(modules, {"TRITON_INTERPRET": "0" if gpu_nodes else "1"}))
+        starter = threading.Thread(target=procs.context,
+                                   args=(modules, {"TRITON_INTERPRET": "0" if gpu_nodes else "1"}))
         starter.start()
         try:
             probe = probe_device(opt.limits)
@@ -167,8 +169,8 @@ class Runner:
 
         def engine_clock() -> dict:  # this session's wall time and lanes, added to the run's earlier sessions
             lanes = len(executor.lane_states()) if executor is not None else 0
-            return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []),
-                                 {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks)}]}
+            session = {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks)}
+            return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []), session]}
 
         try:
             executor = self._executor(hw, probe, run, modules)
@@ -199,7 +201,8 @@ class Runner:
         finally:
             signal.signal(signal.SIGTERM, previous)
         engine = engine_clock()
-        self.store.set_run_status(run_id, "finished", {"gpu_state_at_end": environment.gpu_state(), "engine_clock": engine})
+        self.store.set_run_status(run_id, "finished",
+                                  {"gpu_state_at_end": environment.gpu_state(), "engine_clock": engine})
         now = engine["sessions"][-1]
         return {"run_id": run_id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid],
                 "engine_line": engine_line(clocks, now["wall_s"], now["lanes"])}
@@ -211,7 +214,8 @@ class Runner:
             run = self.store.resumable_run(config_key)
             if run is not None:
                 self.store.claim_run(run.id, self.owner)
-                self.progress.log(f"resuming run {run.id} ({len(self.store.finished_units(run.id))} units already recorded)")
+                self.progress.log(f"resuming run {run.id} ({len(self.store.finished_units(run.id))} units already "
+                                  "recorded)")
                 return run.id
             latest = self.store.latest_run(config_key)
             if latest is not None and latest.status == "finished":
@@ -287,9 +291,11 @@ class Runner:
         if not (self.opt.baseline_cache and self.opt.timed):
             return None, {}
         from .. import timing
-        env = {"device": run.machine.get("device_name"), "cpu": run.machine.get("cpu"), "driver": run.machine.get("driver"),
+        env = {"device": run.machine.get("device_name"), "cpu": run.machine.get("cpu"),
+               "driver": run.machine.get("driver"),
                "runtime": run.env.get("torch_runtime"), "profile": hw.name, "timing_settings": asdict(self.opt.timing),
-               "seeds": self.opt.seeds, "timer_code": hashlib.sha256(inspect.getsource(timing).encode()).hexdigest()[:16]}
+               "seeds": self.opt.seeds,
+               "timer_code": hashlib.sha256(inspect.getsource(timing).encode()).hexdigest()[:16]}
         return hashlib.sha256(json.dumps(env, sort_keys=True, default=str).encode()).hexdigest()[:16], env
 
     def _cached_rows(self, unit: Unit, env_key: str | None) -> list[dict] | None:

@@ -25,7 +25,15 @@ reads it back.
 
 from __future__ import annotations
 
-from .common import MANIFEST_NAME, WRAPPER_BANNER, ImportReport, candidate_metadata, check_identifier, identifier, write_file
+from .common import (
+    MANIFEST_NAME,
+    WRAPPER_BANNER,
+    ImportReport,
+    candidate_metadata,
+    check_identifier,
+    identifier,
+    write_file,
+)
 
 __all__ = ["ImportReport", "MANIFEST_NAME", "WRAPPER_BANNER", "candidate_metadata", "check_identifier", "identifier",
            "write_file"]

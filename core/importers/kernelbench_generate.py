@@ -59,7 +59,6 @@ a machine with no NVIDIA GPU).
 from __future__ import annotations
 
 import ast
-
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,7 +71,13 @@ from ..task import CATEGORIES, SHAPE_ROLES
 from .common import WRAPPER_BANNER, ImportReport, Manifest, check_identifier, registered_elsewhere, write_file
 from .kernelbench import WEIGHT_SEED, load_problem_module
 from .kernelbench_naming import (
-    LEVEL_DIR, SAMPLE_NAME, categorize, kernelbench_stems, level_of, row_task_name, task_name_for,
+    LEVEL_DIR,
+    SAMPLE_NAME,
+    categorize,
+    kernelbench_stems,
+    level_of,
+    row_task_name,
+    task_name_for,
 )
 from .kernelbench_rows import Row, looks_like_eval_results, read_eval_results, read_rows
 
@@ -135,9 +140,11 @@ def stateful_reference(source: str) -> str | None:
     except SyntaxError:
         return None
     model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
-    forward = next((n for n in (model.body if model else []) if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    forward = next((n for n in (model.body if model else []) if isinstance(n, ast.FunctionDef) and n.name == "forward"),
+                   None)
     for node in ast.walk(forward) if forward else ():
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AugAssign) else [])
         for target in targets:
             if _on_self(target) and not (isinstance(node, ast.Assign) and _is_move(node.value)):
                 return f"Model.forward assigns {ast.unparse(target)} at line {node.lineno}"
@@ -248,7 +255,8 @@ TASK = Task(
 '''
 
 CONTRACT_NOTES = {"mkbench": "mkbench's AllClose (float64 reference, fp32 rtol 1e-4, atol 1e-5 x RMS)",
-                  "kernelbench": "KernelBench's own allclose (atol = rtol = 1e-4 on raw values, same-precision reference)"}
+                  "kernelbench": "KernelBench's own allclose (atol = rtol = 1e-4 on raw values, same-precision "
+                                 "reference)"}
 
 
 def write_task(p: Problem, out: Path, *, role: str, contract: str, measure: bool = True) -> tuple[Path, dict | None]:
@@ -292,7 +300,8 @@ def _check_names(problems: list[Problem], registry, out: Path) -> None:
         raise BadInput(f"task names already registered elsewhere: {', '.join(clash)}; use another --prefix")
 
 
-def _write_tasks(problems: list[Problem], out: Path, *, role: str, contract: str, report: ImportReport) -> list[Problem]:
+def _write_tasks(problems: list[Problem], out: Path, *, role: str, contract: str,
+                 report: ImportReport) -> list[Problem]:
     from ..task import load_task_file
     written = []
     for p in problems:
@@ -354,7 +363,7 @@ import mkbench.importers.kernelbench as _mkbench_kb
 _MKBENCH_KB_PROBLEM_SOURCE = {source!r}
 kernel_function = _mkbench_kb.model_new_kernel_function(
     globals().get("ModelNew"), _mkbench_kb.init_inputs_from_source(_MKBENCH_KB_PROBLEM_SOURCE, {problem!r}), seed={seed})
-'''
+'''  # noqa: E501 (the text of every generated wrapper: changing it would change imported files)
 
 
 def candidate_module_source(candidate_source: str, problem_source: str, *, candidate: str, problem: str,
@@ -389,7 +398,8 @@ def _match_candidate(path: Path, problems: list[Problem], sample: int) -> tuple[
             return found[0], None, this_sample
         if len(found) > 1:
             return None, f"problem number {number} is ambiguous ({', '.join(p.label for p in found)})", None
-        return None, f"no problem numbered {number}" + ("" if all(p.level is None for p in problems) else f" in level {level}"), None
+        return None, f"no problem numbered {number}" + ("" if all(p.level is None for p in problems)
+                                                        else f" in level {level}"), None
     return None, "no problem with this file name, task name or level_<L>_problem_<P> name", None
 
 
@@ -511,13 +521,14 @@ def import_rows(path: Path, out: Path, solutions_out: Path | None, *, registry, 
             without.append(p.task)
             continue
         dest = Path(solutions_out) / p.category / f"{p.task}.py"
-        write_file(dest, candidate_module_source(row.candidate, p.source, candidate=row.label, problem=p.label, task=p.task))
+        write_file(dest,
+                   candidate_module_source(row.candidate, p.source, candidate=row.label, problem=p.label, task=p.task))
         manifest.record(p.category, p.task, candidate=row.label, **meta)
         report.wrote(f"candidate {p.task} ({gpu_set}) <- {row.label}: {dest}{_model_new_note(row.candidate)}")
     manifest.write()
     if without:
-        report.note(f"{len(without)} row(s) of {gpu_set} have no candidate code; `mkbench run` will record them as missing: "
-                    + ", ".join(without))
+        report.note(f"{len(without)} row(s) of {gpu_set} have no candidate code; "
+                    "`mkbench run` will record them as missing: " + ", ".join(without))
     return report
 
 
@@ -544,7 +555,8 @@ def import_kernelbench(src: Path, out: Path, *, registry, category: str | None =
     """Problems (and candidates) from problem files, or from JSON rows (see module docstring)."""
     if is_rows_file(Path(src)):
         if candidates is not None:
-            raise BadInput("--candidates applies to problem files; JSON rows carry their candidates (use --solutions-out)")
+            raise BadInput("--candidates applies to problem files; JSON rows carry their candidates (use "
+                           "--solutions-out)")
         return import_rows(src, out, solutions_out, registry=registry, prefix=prefix, category=category,
                            shape_role=shape_role, contract=contract, gpu_set=gpu_set, names_from=names_from)
     if gpu_set is not None or names_from is not None:
@@ -558,5 +570,6 @@ def import_kernelbench(src: Path, out: Path, *, registry, category: str | None =
     return report
 
 
-__all__ = ["CONTRACTS", "Problem", "candidate_module_source", "import_candidates", "import_kernelbench", "import_problems",
+__all__ = ["CONTRACTS", "Problem", "candidate_module_source", "import_candidates", "import_kernelbench",
+           "import_problems",
            "import_rows", "is_rows_file", "measure_io", "static_problem"]

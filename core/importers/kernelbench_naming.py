@@ -246,7 +246,8 @@ def _network(ops: list[str], source: str) -> tuple[str, str]:
     attention = sorted(tokens & ATTENTION)
     softmax_products = "softmax" in tokens and sum(op in ("matmul", "bmm", "einsum") for op in ops) >= 2
     if attention or softmax_products or "attention" in words:
-        why = ", ".join(attention) or ("softmax over matmul products" if softmax_products else "named in its docstrings")
+        why = ", ".join(attention) or ("softmax over matmul products" if softmax_products
+                                       else "named in its docstrings")
         return "fusion", f"attention network ({why})"
     conv = sum(token_category(op) == "convolution" for op in ops)
     linear = sum(token_category(op) == "matmul" for op in ops)

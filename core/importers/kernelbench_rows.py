@@ -5,9 +5,9 @@ candidate and the speedups its authors recorded. Accepted layouts:
 
 * JSON Lines, one record per line: CUDA-L1's release (``optimized_cuda_code/<gpu>.json``, JSON
   Lines despite the suffix): ``level_id``, ``task_id``, ``ref_code``, ``custom_code`` (null, or the
-  string ``"None"``, where the set has no kernel for the problem), ``score_*`` recorded speedups (``score_default``: over
-  PyTorch eager; ``score_torch_compile_*``, ``score_cuda_graph``, ``score_cudnn``: over other
-  baselines);
+  string ``"None"``, where the set has no kernel for the problem), ``score_*`` recorded speedups
+  (``score_default``: over PyTorch eager; ``score_torch_compile_*``, ``score_cuda_graph``,
+  ``score_cudnn``: over other baselines);
 * one JSON document: a list of such records, or an object keyed by level whose values are lists
   of records (CUDA-L1's ``codes/<gpu>.json``: ``task_id``, ``ref_code``, ``custom_code``,
   ``score``).
@@ -73,7 +73,8 @@ def _row(label: str, obj: Any, level: int | None = None) -> tuple[Row | None, st
     if candidate is not None and not isinstance(candidate, str):
         return None, f"{label}: candidate code is a {type(candidate).__name__}, not a string"
     scores = {k: (float(v) if v is not None else None) for k, v in obj.items()
-              if k.startswith(("score", "speedup")) and (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
+              if k.startswith(("score", "speedup"))
+              and (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
                                                                         and math.isfinite(v)))}
     no_candidate = None
     if candidate is None:
@@ -121,13 +122,15 @@ def read_rows(path: Path) -> tuple[list[Row], list[str]]:
         else:
             rows.append(row)
     if not rows and not problems:
-        raise BadInput(f"{path}: no KernelBench rows (JSON or JSON Lines records with {NUMBER_KEYS[0]} and {REFERENCE_KEYS[0]})")
+        raise BadInput(f"{path}: no KernelBench rows (JSON or JSON Lines records with {NUMBER_KEYS[0]} and "
+                       f"{REFERENCE_KEYS[0]})")
     return rows, problems
 
 
 def looks_like_eval_results(doc: Any) -> bool:
     return (isinstance(doc, dict) and bool(doc) and all(str(k).isdigit() for k in doc)
-            and all(isinstance(v, list) and all(isinstance(s, dict) and "sample_id" in s for s in v) for v in doc.values()))
+            and all(isinstance(v, list) and all(isinstance(s, dict) and "sample_id" in s for s in v)
+                    for v in doc.values()))
 
 
 def read_eval_results(path: Path) -> dict[tuple[int, int], dict[str, Any]]:

@@ -97,8 +97,18 @@ from ..task import CATEGORIES, SHAPE_ROLES
 from .common import WRAPPER_BANNER, ImportReport, Manifest, check_identifier, registered_elsewhere, write_file
 from .kernelbench_x import SEPARATOR, Harness
 from .kernelbench_x_rewrite import (
-    CATEGORY_MAP, COMMON_HARNESS_IMPORTS, above_separator, entry_problem, find_helpers, find_test_function,
-    harness_entries, harness_imports, imports_needed, map_category, rewrite_source, strip_fences,
+    CATEGORY_MAP,
+    COMMON_HARNESS_IMPORTS,
+    above_separator,
+    entry_problem,
+    find_helpers,
+    find_test_function,
+    harness_entries,
+    harness_imports,
+    imports_needed,
+    map_category,
+    rewrite_source,
+    strip_fences,
 )
 
 HARNESS_IMPORT_POLICIES = ("add", "never")
@@ -178,7 +188,8 @@ def collect_predictions(path: Path, wanted_round: str | None = None) -> tuple[li
             except json.JSONDecodeError as exc:
                 problems.append(f"{label}: not JSON: {exc.msg}")
                 continue
-            if isinstance(obj, dict) and isinstance(obj.get("task_id"), str) and ("after_code" in obj or "before_code" in obj):
+            if (isinstance(obj, dict) and isinstance(obj.get("task_id"), str)
+                    and ("after_code" in obj or "before_code" in obj)):
                 geak.append((label, obj))
                 continue
             if not isinstance(obj, dict) or "predict" not in obj:
@@ -276,7 +287,8 @@ def import_predictions(path: Path, out: Path, *, registry, prefix: str = "", pol
         seen[name] = pred.label
         mapped = map_category(pred.kbx_category)
         if pred.kbx_category and mapped is None:
-            report.note(f"{pred.label}: unknown KernelBench-X category {pred.kbx_category!r}; written under {task.category}")
+            report.note(f"{pred.label}: unknown KernelBench-X category {pred.kbx_category!r}; written under "
+                        f"{task.category}")
         elif mapped and mapped != task.category:
             report.note(f"{pred.label}: KernelBench-X category {pred.kbx_category} is mkbench's {mapped}, "
                         f"but task {name} is in {task.category}; written under {task.category}")
@@ -394,7 +406,8 @@ def contract_for(contract: str, file_name: str, thresholds: dict[str, dict[str, 
         return (f"SimilarityThresholds(cosine_min={t.get('cosine_sim', 0.99)!r}, "
                 f"l1_relative_max={t.get('l1_relative', 0.01)!r}, rmse_max={t.get('rmse', 0.01)!r})",
                 f"KernelBench-X's precision thresholds for {file_name} {t}")
-    return "kernelbench_x_allclose()", "KernelBench-X's default tolerance (rtol = atol = 1e-5 for fp32, 5e-3 for fp16/bf16)"
+    return ("kernelbench_x_allclose()",
+            "KernelBench-X's default tolerance (rtol = atol = 1e-5 for fp32, 5e-3 for fp16/bf16)")
 
 
 def vendor_helper(module: str, path: Path, out: Path) -> str:
@@ -404,7 +417,8 @@ def vendor_helper(module: str, path: Path, out: Path) -> str:
     text, _ = rewrite_source(path.read_text(), strip_invocations=False)
     digest = hashlib.sha1(text.encode()).hexdigest()[:8]
     rel = f"{HELPERS_DIR}/_{module}_{digest}.py"
-    write_file(Path(out) / rel, f"# {module}.py from {path}, device literals rewritten by `mkbench import kernelbench-x`\n"
+    write_file(Path(out) / rel,
+               f"# {module}.py from {path}, device literals rewritten by `mkbench import kernelbench-x`\n"
                + text)
     return rel
 
@@ -443,8 +457,8 @@ def import_task_files(path: Path, out: Path, *, registry, category: str | None =
     if contract == "kernelbench-x":
         metadata = metadata or find_kbx_metadata(path)
         if metadata is None:
-            raise BadInput(f"--contract kernelbench-x needs KernelBench-X's kernelbenchx_v1.json (its per-task precision "
-                           f"thresholds); none found above {path}: pass --kbx-metadata FILE")
+            raise BadInput("--contract kernelbench-x needs KernelBench-X's kernelbenchx_v1.json (its per-task "
+                           f"precision thresholds); none found above {path}: pass --kbx-metadata FILE")
         thresholds = load_kbx_metadata(metadata)
     report = ImportReport()
     plans = []
@@ -509,8 +523,8 @@ def _write_task(plan: _Plan, out: Path, *, prefix: str, shape_role: str, contrac
     if not entries:
         return f"the test harness {test_fn}() uses nothing the reference part defines"
     if primary is None:
-        return (f"the harness uses several reference definitions ({', '.join(entries)}) and none is named after the file "
-                f"or the test function: cannot tell which one a prediction's kernel_function stands for")
+        return (f"the harness uses several reference definitions ({', '.join(entries)}) and none is named after the "
+                "file or the test function: cannot tell which one a prediction's kernel_function stands for")
     helpers, missing = find_helpers(test_part, f, root)
     if missing:
         return (f"the test harness imports {', '.join(missing)}, which neither this Python nor the folders the harness "
@@ -535,7 +549,8 @@ def _write_task(plan: _Plan, out: Path, *, prefix: str, shape_role: str, contrac
         rewritten="; device literals rewritten" if (ref_changed or test_changed) else "",
         helpers_note=(f"; helper module(s) {', '.join(vendored)} vendored under {HELPERS_DIR}/" if vendored else ""),
         helpers="{" + ", ".join(f"{m!r}: _HERE.parent / {rel!r}" for m, rel in vendored.items()) + "}",
-        entries=entries, primary=primary, entries_text=", ".join(entries) + (f" (primary {primary})" if len(entries) > 1 else ""),
+        entries=entries, primary=primary,
+        entries_text=", ".join(entries) + (f" (primary {primary})" if len(entries) > 1 else ""),
         test_fn=test_fn, prefix=prefix, task=plan.task, category=plan.category, role=shape_role,
         description=f"KernelBench-X {(kbx_cat + '/') if kbx_cat else ''}{f.name} through its test harness {test_fn}()",
         contract=contract_expr, contract_note=contract_note))

@@ -294,7 +294,8 @@ COMMON_HARNESS_IMPORTS = ("import torch", "import torch.nn.functional as F")
 
 def harness_imports(harness_source: str) -> list[str]:
     """The harness's top-level import statements, as source lines, in order."""
-    return [ast.unparse(node) for node in ast.parse(harness_source).body if isinstance(node, (ast.Import, ast.ImportFrom))]
+    return [ast.unparse(node) for node in ast.parse(harness_source).body
+            if isinstance(node, (ast.Import, ast.ImportFrom))]
 
 
 def imports_needed(prediction: str, available: list[str] | tuple[str, ...]) -> list[str]:

@@ -20,7 +20,7 @@ rule) agrees with this except on tied logits at the boundary, where it keeps onl
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import CheckResult, compare_close, Custom, DEFAULT_TOLERANCES
+from mkbench.contracts import DEFAULT_TOLERANCES, CheckResult, Custom, compare_close
 from mkbench.task import DTYPE_NAMES
 from mkbench.taskkit import itemsize, randn, uniform
 

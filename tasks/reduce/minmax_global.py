@@ -10,7 +10,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import Exact
-from mkbench.taskkit import itemsize, nbytes, randn, randint
+from mkbench.taskkit import itemsize, nbytes, randint, randn
 
 
 def reference(x):

@@ -32,8 +32,8 @@ import sys
 import types
 from typing import Any
 
-import numpy as np
 import dpctl
+import numpy as np
 
 from ..checks import ARRAY_COMPUTE, LIBRARY_MODULES, OWN_RUNTIME
 from ..common import OPEN, Cheat
@@ -42,8 +42,10 @@ SUPPORTED = ("pyopencl.LocalMemory, pyopencl.array.{Array, empty, empty_like, ze
              "prog.<kernel>(queue, global_size, local_size, *args), queue.finish(), event.wait()")
 
 # numpy scalar -> the ctypes value dpctl passes by value; float16 has no ctypes type (see _scalar).
-SCALAR_CTYPES = {np.dtype(np.int8): ctypes.c_int8, np.dtype(np.uint8): ctypes.c_uint8, np.dtype(np.int16): ctypes.c_int16,
-                 np.dtype(np.uint16): ctypes.c_uint16, np.dtype(np.int32): ctypes.c_int32, np.dtype(np.uint32): ctypes.c_uint32,
+SCALAR_CTYPES = {np.dtype(np.int8): ctypes.c_int8, np.dtype(np.uint8): ctypes.c_uint8,
+                 np.dtype(np.int16): ctypes.c_int16,
+                 np.dtype(np.uint16): ctypes.c_uint16, np.dtype(np.int32): ctypes.c_int32,
+                 np.dtype(np.uint32): ctypes.c_uint32,
                  np.dtype(np.int64): ctypes.c_int64, np.dtype(np.uint64): ctypes.c_uint64,
                  np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
 
@@ -311,13 +313,16 @@ class Kernel:
         gsize = _sizes(global_size)
         lsize = None if local_size is None else _sizes(local_size)
         if lsize is not None and len(lsize) != len(gsize):
-            raise ValueError(f"prog.{self.function_name}: global size {gsize} and local size {lsize} differ in dimensions")
+            raise ValueError(f"prog.{self.function_name}: global size {gsize} and local size {lsize} differ in "
+                             "dimensions")
         if lsize is not None and any(g % l for g, l in zip(gsize, lsize)):
-            raise ValueError(f"prog.{self.function_name}: the global size {gsize} must be a multiple of the local size {lsize}")
+            raise ValueError(f"prog.{self.function_name}: the global size {gsize} must be a multiple of the local size "
+                             f"{lsize}")
         converted = [self._arg(i, a) for i, a in enumerate(args)]
         if 0 in gsize:
             if not allow_empty_ndrange:
-                raise ValueError(f"prog.{self.function_name}: empty global size {gsize} (allow_empty_ndrange=True skips it)")
+                raise ValueError(f"prog.{self.function_name}: empty global size {gsize} (allow_empty_ndrange=True "
+                                 "skips it)")
             return Event(dpctl.SyclEvent())
         for w in OPEN:
             w.own += 1
@@ -367,7 +372,8 @@ class Program:
         kernel = self._mkb_kernels.get(name)
         if kernel is None:
             if not self._mkb_program.has_sycl_kernel(name):
-                raise AttributeError(f"OPENCL_SOURCE defines no kernel {name!r} (it defines: {', '.join(self._mkb_names) or 'none'})")
+                raise AttributeError(f"OPENCL_SOURCE defines no kernel {name!r} (it defines: "
+                                     f"{', '.join(self._mkb_names) or 'none'})")
             kernel = self._mkb_kernels[name] = Kernel(self._mkb_rt, self._mkb_program.get_sycl_kernel(name), name)
         return kernel
 
@@ -400,7 +406,8 @@ def _cl_missing(name: str):
 
 array_module = _Module("pyopencl.array", {"Array": Array, "empty": empty, "empty_like": empty_like, "zeros": zeros,
                                           "zeros_like": zeros_like, "to_device": to_device},
-                       lambda name: _forbidden(f"pyopencl.array.{name}", "pyopencl.array functions run pyopencl's own kernels, "
+                       lambda name: _forbidden(f"pyopencl.array.{name}",
+                                               "pyopencl.array functions run pyopencl's own kernels, "
                                                                           "not the candidate's"))
 library_modules = {m: _Module(m, {}, _library_function(m)) for m in LIBRARY_MODULES}
 cl_module = _Module("pyopencl", {"LocalMemory": LocalMemory, "array": array_module,

@@ -23,28 +23,29 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 import dpctl  # the dpctl distribution: imports are absolute, this package's name does not shadow it
 import dpctl.memory
 import dpctl.program
+import numpy as np
 
 from mkbench.errors import CompileError
 from mkbench.timing import Timing, TimingSettings
 
-from . import facade
 from ..common import RuleViolation, build_error
 from ..device import register_intel_cpu_runtime
 from ..paths import PathCandidate
+from . import facade
 
 # The backend's own kernels on the queue: fills (Array.fill, zeros, the cache flush) for each item
 # size, and an empty kernel that stands in for markers where barriers carry no profiling times.
+# OpenCL C, one kernel a line (kernel source keeps its long lines, as under backends/*/kernels/).
 HELPER_SOURCE = r"""
 __kernel void mkbench_fill_1(__global uchar *p, const uchar v, const ulong n) { size_t i = get_global_id(0); if (i < n) p[i] = v; }
 __kernel void mkbench_fill_2(__global ushort *p, const ushort v, const ulong n) { size_t i = get_global_id(0); if (i < n) p[i] = v; }
 __kernel void mkbench_fill_4(__global uint *p, const uint v, const ulong n) { size_t i = get_global_id(0); if (i < n) p[i] = v; }
 __kernel void mkbench_fill_8(__global ulong *p, const ulong v, const ulong n) { size_t i = get_global_id(0); if (i < n) p[i] = v; }
 __kernel void mkbench_timestamp(void) { }
-"""
+"""  # noqa: E501
 FILL_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
@@ -77,18 +78,21 @@ class SyclRuntime:
         """An asynchronous launch; sizes in OpenCL's order, reversed for SYCL."""
         self.in_flight.append(args)
         try:
-            return self.queue.submit_async(kernel, args, list(reversed(gsize)), None if lsize is None else list(reversed(lsize)))
+            return self.queue.submit_async(kernel, args, list(reversed(gsize)), None if lsize is None
+                                           else list(reversed(lsize)))
         except dpctl.SyclKernelInvalidRangeError as exc:
-            raise ValueError(f"prog.{name}: the SYCL runtime refused global size {gsize} with local size {lsize}: {exc}") from None
+            raise ValueError(f"prog.{name}: the SYCL runtime refused global size {gsize} "
+                             f"with local size {lsize}: {exc}") from None
         except dpctl.SyclKernelSubmitError as exc:
-            raise RuntimeError(f"prog.{name}: the SYCL runtime refused the launch ({exc}); a scalar whose numpy type is "
-                               "not the parameter's width (np.int32 for a long) or a local size over the device's limit "
-                               "does this") from None
+            raise RuntimeError(f"prog.{name}: the SYCL runtime refused the launch ({exc}); a scalar whose numpy type "
+                               "is not the parameter's width (np.int32 for a long) or a local size over the device's "
+                               "limit does this") from None
 
     def fill(self, memory, value: np.ndarray, count: int) -> None:
         bits = FILL_BITS[value.dtype.itemsize]
         pattern = facade.SCALAR_CTYPES[np.dtype(bits)](int(value.reshape(1).view(bits)[0]))
-        self.submit(self.fill_kernels[value.dtype.itemsize], [memory, pattern, facade.SCALAR_CTYPES[np.dtype(np.uint64)](count)],
+        self.submit(self.fill_kernels[value.dtype.itemsize],
+                    [memory, pattern, facade.SCALAR_CTYPES[np.dtype(np.uint64)](count)],
                     (count,), None, "fill")
 
     def wait(self) -> None:
@@ -115,8 +119,10 @@ class SyclRuntime:
             seen = build_log(self, source, flags)
             if "log" in seen:
                 raise build_error(seen["log"], path) from None
-            why = ("OpenCL on the same device builds it" if "built" in seen else f"no build log to show: {seen['missing']}")
-            raise CompileError(f"{path}: the SYCL runtime could not build OPENCL_SOURCE ({type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); "
+            why = ("OpenCL on the same device builds it" if "built" in seen
+                   else f"no build log to show: {seen['missing']}")
+            raise CompileError(f"{path}: the SYCL runtime could not build OPENCL_SOURCE "
+                               f"({type(exc).__name__}{': ' + str(exc) if str(exc) else ''}); "
                                f"{why}") from None
         return facade.Program(self, program, _KERNEL_NAME.findall(source))
 
@@ -170,7 +176,8 @@ def build_log(rt: SyclRuntime, source: str, options: list[str]) -> dict[str, Any
     {"built": True} or {"missing": why not}."""
     request = {"platform": rt.device.sycl_platform.name, "device": rt.device.name, "source": source, "options": options}
     try:
-        proc = subprocess.run([sys.executable, "-c", _LOG_SCRIPT], input=json.dumps(request), capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-c", _LOG_SCRIPT], input=json.dumps(request), capture_output=True,
+                              text=True,
                               timeout=LOG_TIMEOUT_S)
         lines = proc.stdout.strip().splitlines()
         if lines:

@@ -91,8 +91,10 @@ def _readback_wrapper(original, what: str):
 # Kernel.__call__ reaches _cl.enqueue_nd_range_kernel through pyopencl's generated invoker, which
 # looks the name up on every call; pyopencl.enqueue_nd_range_kernel is the same function under a
 # second name. Array.get, enqueue_copy to a host array and map_to_host end in the _cl functions below.
-_READS = {"_enqueue_read_buffer": "read of a buffer into host memory", "_enqueue_read_buffer_rect": "rectangular read into host memory",
-          "_enqueue_read_image": "read of an image into host memory", "enqueue_map_buffer": "map of a buffer into host memory",
+_READS = {"_enqueue_read_buffer": "read of a buffer into host memory",
+          "_enqueue_read_buffer_rect": "rectangular read into host memory",
+          "_enqueue_read_image": "read of an image into host memory",
+          "enqueue_map_buffer": "map of a buffer into host memory",
           "enqueue_map_image": "map of an image into host memory", "_enqueue_svm_map": "SVM map into host memory"}
 
 
@@ -177,7 +179,8 @@ class OpenCLRuntime:
 
     def submit_timestamp(self) -> cl.Event:
         if self._timestamp_kernel is None:
-            self._timestamp_kernel = cl.Kernel(cl.Program(self.context, self.TIMESTAMP_SOURCE).build(), "mkbench_timestamp")
+            self._timestamp_kernel = cl.Kernel(cl.Program(self.context, self.TIMESTAMP_SOURCE).build(),
+                                               "mkbench_timestamp")
         return ORIGINAL["enqueue_nd_range_kernel"](self.queue, self._timestamp_kernel, (1,), (1,))
 
     def start_ns(self, event: cl.Event) -> int:
@@ -205,7 +208,8 @@ class Kernels:
         kernel = self._mkb_kernels.get(name)
         if kernel is None:
             if name not in self._mkb_names:
-                raise AttributeError(f"OPENCL_SOURCE defines no kernel {name!r} (it defines: {', '.join(self._mkb_names) or 'none'})")
+                raise AttributeError(f"OPENCL_SOURCE defines no kernel {name!r} (it defines: "
+                                     f"{', '.join(self._mkb_names) or 'none'})")
             kernel = self._mkb_kernels[name] = cl.Kernel(self._mkb_program, name)
         return kernel
 
