@@ -42,9 +42,10 @@ def test_engine_line_is_arithmetic_on_the_clocks():
     table = {r[0]: r[1:] for r in rows}
     assert table["unit total"] == [4.0, 4.0]
     assert table["wait_memory"] == [0.0, 2.0]
-    assert run_wall({"engine_clock": {"sessions": [{"wall_s": 2.0, "lanes": 3},
-                                                   {"wall_s": 1.5, "lanes": 4}]}}) == (3.5, 4)
-    assert run_wall({}) == (None, None)
+    two = {"engine_clock": {"sessions": [{"wall_s": 2.0, "lanes": 3, "units": 5},
+                                         {"wall_s": 1.5, "lanes": 4, "units": 2}]}}
+    assert run_wall(two) == (3.5, 4, 7)
+    assert run_wall({}) == (None, None, 0)
 
 
 def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):

@@ -99,9 +99,12 @@ def step_table(clocks: list[UnitClock]) -> tuple[list[str], list[list[Any]]]:
     return headers, rows
 
 
-def run_wall(env: dict[str, Any]) -> tuple[float | None, int | None]:
-    """(wall seconds over the run's sessions, lanes of its last session) from its environment."""
+def run_wall(env: dict[str, Any]) -> tuple[float | None, int | None, int]:
+    """(wall seconds over the run's recorded sessions, lanes of its last session, units those sessions
+    evaluated) from its environment. A session of an older mkbench recorded no clock: compare the
+    units with the run's own before dividing by the wall time."""
     sessions = (env.get("engine_clock") or {}).get("sessions") or []
     if not sessions:
-        return None, None
-    return sum(s.get("wall_s") or 0.0 for s in sessions), sessions[-1].get("lanes")
+        return None, None, 0
+    return (sum(s.get("wall_s") or 0.0 for s in sessions), sessions[-1].get("lanes"),
+            sum(s.get("units") or 0 for s in sessions))
