@@ -58,6 +58,7 @@ class Judge:
         self.device = device
         self._pristine: OrderedDict[tuple, tuple] = OrderedDict()
         self._structure: dict[tuple, tuple] = {}
+        self._data_dependent: set[tuple] = set()  # (task, shape, dtype) whose output shapes vary with the data
 
     def release(self) -> None:
         self._pristine.clear()
@@ -78,14 +79,32 @@ class Judge:
         return values
 
     def expected_structure(self, task: Task, shape: Shape, dtype_name: str, pristine: tuple) -> tuple:
-        """Shapes, dtypes and devices of the reference's outputs at the task's dtype: the same for
-        every seed, so computed once per (task, shape, dtype) instead of once per check."""
+        """Shapes, dtypes and devices of the reference's outputs at the task's dtype: computed once
+        per (task, shape, dtype) instead of once per check, except where they turned out to depend
+        on the data (:meth:`structure_problem`): then for these inputs."""
         key = (task.source or task.name, shape.name, dtype_name)
+        if key in self._data_dependent:
+            return _structure_of(task, pristine)
         if key not in self._structure:
-            with torch.no_grad():
-                out = normalize(task.reference(*clone_args(pristine)))
-            self._structure[key] = tuple((tuple(o.shape), o.dtype, o.device.type) for o in out)
+            self._structure[key] = _structure_of(task, pristine)
         return self._structure[key]
+
+    def structure_problem(self, task: Task, shape: Shape, dtype_name: str, pristine: tuple,
+                          outputs: tuple) -> str | None:
+        """What is wrong with the outputs' structure, against the reference's for these inputs. A
+        mismatch with the cached structure is checked against the structure of this seed's own
+        reference before it is reported: an output whose length depends on the data (masked_select
+        keeps as many elements as the mask has) differs from seed to seed, and a cached length from
+        another seed once made every candidate, eager included, fail on its second seed."""
+        problem = structure_problem(outputs, self.expected_structure(task, shape, dtype_name, pristine))
+        key = (task.source or task.name, shape.name, dtype_name)
+        if problem is None or key in self._data_dependent:
+            return problem
+        own = _structure_of(task, pristine)
+        if own == self._structure[key]:
+            return problem
+        self._data_dependent.add(key)
+        return structure_problem(outputs, own)
 
     def check(self, task: Task, shape: Shape, dtype_name: str, seed: int, outputs: tuple,
               inputs_after: tuple | None = None,
@@ -99,7 +118,7 @@ class Judge:
                 if isinstance(clean, torch.Tensor) and not (isinstance(after, torch.Tensor)
                                                             and same(after.to(clean.device), clean)):
                     return Judgement(False, f"candidate modified input[{i}]")
-        problem = structure_problem(outputs, self.expected_structure(task, shape, dtype_name, pristine))
+        problem = self.structure_problem(task, shape, dtype_name, pristine, outputs)
         if problem:
             return Judgement(False, problem)
         contract = task.contract
@@ -142,6 +161,12 @@ class Judge:
                 torch.cuda.empty_cache()
             out = normalize(task.reference(*clone_args(pristine)))
         return out, f"reference computed at {dtype_name}: at {str(precision).removeprefix('torch.')} it raised {reason}"
+
+
+def _structure_of(task: Task, pristine: tuple) -> tuple:
+    with torch.no_grad():
+        out = normalize(task.reference(*clone_args(pristine)))
+    return tuple((tuple(o.shape), o.dtype, o.device.type) for o in out)
 
 
 def structure_problem(out: tuple, expected: tuple) -> str | None:

@@ -1,0 +1,40 @@
+"""Outputs whose shape depends on the data (torch.masked_select keeps as many elements as the mask
+has): the judge's cached output structure from one seed must not reject another seed's right answer,
+and a wrong length must still be rejected (issue 29: eager itself failed masked_select_compact on its
+second seed, on every shape)."""
+
+import json
+
+import torch
+
+from mkbench.inputs import generate, seed_for
+from mkbench.judge import Judge
+from mkbench.plugins import build_registry
+
+
+def test_data_dependent_output_lengths_are_judged_per_seed():
+    task = build_registry().task("masked_select_compact")
+    shape = task.shape("small")
+    judge = Judge("cpu")
+    lengths = set()
+    for k in range(3):
+        seed = seed_for(7, task.name, shape.name, "float32", k)
+        x, mask = generate(task, shape, "float32", seed, "cpu")
+        right = torch.masked_select(x, mask)
+        lengths.add(right.numel())
+        assert judge.check(task, shape, "float32", seed, (right,)).ok, k
+        wrong = right[:-1].clone()  # one element short: wrong on any seed
+        verdict = judge.check(task, shape, "float32", seed, (wrong,))
+        assert not verdict.ok and "has shape" in verdict.message, verdict
+    assert len(lengths) > 1  # the seeds really gave different lengths
+
+
+def test_eager_and_reference_pass_masked_select_on_every_seed(tmp_path, cli):
+    code, out, err = cli("run", "--backend", "triton", "--hw", "cpu", "--task", "masked_select_compact",
+                         "--shape-role", "small", "--dtype", "float32", "--seeds", "3", "--baselines", "eager",
+                         "--no-timing", "--store", tmp_path / "r.sqlite", "--json", tmp_path / "r.json",
+                         "--no-progress")
+    assert code == 0, err
+    rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
+    assert {r["method"] for r in rows} == {"eager", "reference"}
+    assert all(r["verdict"] == "correct" for r in rows), [(r["method"], r["error"]) for r in rows]
