@@ -5,6 +5,7 @@ second seed, on every shape)."""
 
 import json
 
+import pytest
 import torch
 
 from mkbench.inputs import generate, seed_for
@@ -38,3 +39,36 @@ def test_eager_and_reference_pass_masked_select_on_every_seed(tmp_path, cli):
     rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
     assert {r["method"] for r in rows} == {"eager", "reference"}
     assert all(r["verdict"] == "correct" for r in rows), [(r["method"], r["error"]) for r in rows]
+
+
+def test_device_is_part_of_the_structure_unless_a_harness_collects_the_results():
+    from mkbench.judge import structure_problem
+    expected = (((3,), torch.float32, "cpu"),)
+    elsewhere = (torch.empty(3, device="meta"),)
+    assert structure_problem(elsewhere, expected) == "output[0] is on meta, expected cpu"
+    assert structure_problem(elsewhere, expected, any_device=True) is None
+    assert "has shape" in structure_problem((torch.empty(4, device="meta"),), expected, any_device=True)
+
+
+def _harness_task():
+    from mkbench import Shape, Task
+    from mkbench.contracts import AllClose
+
+    def reference(x):  # a harness that hands its results back on the host, as KernelBench-X's does
+        return (x * 2).cpu()
+
+    return Task(name="harness_double", category="activation", description="2x, collected on the host",
+                reference=reference, make_inputs=lambda shape, dtype, gen: (torch.randn(shape["n"], generator=gen,
+                                                                                         device=gen.device),),
+                shapes=[Shape("small", {"n": 1000}, "small")], dtypes=("float32",), contract=AllClose(),
+                flops=lambda s: 0.0, bytes=lambda s, d: 0.0, harness_in_call=True)
+
+
+@pytest.mark.gpu
+def test_harness_outputs_on_another_device_are_compared_by_value():
+    task = _harness_task()
+    shape = task.shape("small")
+    judge = Judge("cuda")
+    (x,) = generate(task, shape, "float32", 3, "cuda")
+    assert judge.check(task, shape, "float32", 3, ((x * 2).contiguous(),)).ok  # on the GPU, reference on the host
+    assert not judge.check(task, shape, "float32", 3, ((x * 3).contiguous(),)).ok
