@@ -78,7 +78,7 @@ def add_parser(sub) -> None:
                    help="processes preparing candidates on the CPU (default: the cores)")
     p.add_argument("--lanes", type=check.count(1, 64),
                    help="correctness lanes per device "
-                        "(default: half the CPU cores per GPU, 2 to 8; the cores on a CPU)")
+                        "(default: three quarters of the CPU cores per GPU, 2 to 12; the cores on a CPU)")
     p.add_argument("--worker-memory-mb", type=check.count(64, 1 << 24), metavar="MIB",
                    help="cap each candidate worker's private writable memory (RLIMIT_DATA, MiB): a candidate's host "
                         "allocations beyond it fail in the candidate (an 'error' verdict) instead of exhausting the "

@@ -53,7 +53,7 @@ class RunOptions:
     timed: bool = True  # False: correctness only, nothing timed (rows say 'not_timed')
     policy: Policy = field(default_factory=Policy)
     workers: int | None = None   # CPU prepare pool (default: the cores)
-    lanes: int | None = None     # lanes per device (default: 4 on a GPU, the cores on a CPU)
+    lanes: int | None = None     # lanes per device (default: device.default_lanes on a GPU, the cores on a CPU)
     gpus: str = "0"              # "all" or "0,1,..."
     worker_memory_mb: int | None = None  # RLIMIT_DATA of each candidate worker (None: no cap)
     executor: str = "local"      # or "ray"
