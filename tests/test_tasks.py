@@ -81,3 +81,64 @@ def test_even_positions_stay_in_bounds_at_large_sizes():
         assert idx[0] == 0 and idx[-1] == n - 1 and len(idx) == k
         assert bool((idx[1:] > idx[:-1]).all())
     assert torch.linspace(0, 2 ** 27 - 1, 2 ** 20).round().long()[-1] == 2 ** 27  # the bug this replaces
+
+
+PROCESS_INPUTS_TASK = '''
+import os
+import torch
+from mkbench import Shape, Task
+from mkbench.contracts import AllClose
+from mkbench.taskkit import randn
+
+def reference(x, y):
+    return x * y
+
+def make_inputs(shape, dtype, gen):
+    n = shape["n"]
+    y = torch.full((n,), float(os.getpid()), dtype=dtype)  # the same in one process, not in another
+    return (randn(gen, (n,), dtype), y)
+
+TASK = Task(name="pid_inputs", category="activation", description="inputs that depend on the process",
+            reference=reference, make_inputs=make_inputs,
+            shapes=[Shape("small", {"n": 1000}, "small"), Shape("awkward", {"n": 33}, "awkward"),
+                    Shape("large", {"n": 2**27}, "large")],
+            contract=AllClose(), flops=lambda s: s["n"], bytes=lambda s, d: 12 * s["n"])
+'''
+
+TIGHT_TASK = '''
+import torch
+from mkbench import Shape, Task
+from mkbench.contracts import AllClose, Tol
+from mkbench.taskkit import randn
+
+def reference(x):
+    return x.cumsum(-1)
+
+def make_inputs(shape, dtype, gen):
+    return (randn(gen, (shape["n"],), dtype),)
+
+TASK = Task(name="tight_cumsum", category="math", description="a contract eager cannot meet in float32",
+            reference=reference, make_inputs=make_inputs,
+            shapes=[Shape("small", {"n": 100000}, "small"), Shape("awkward", {"n": 33333}, "awkward"),
+                    Shape("large", {"n": 2**27}, "large")],
+            contract=AllClose(tolerances={"float32": Tol(1e-12, 0.0)}, scale="abs"),
+            flops=lambda s: s["n"], bytes=lambda s, d: 8 * s["n"])
+'''
+
+
+def test_validate_compares_inputs_across_processes_and_runs_positive_controls(tmp_path, cli):
+    """`mkbench validate` regenerates every combination's inputs in another process (a generator
+    that reads process state fails), and requires eager to pass the contract (a contract tighter
+    than the framework's own rounding fails)."""
+    for category, name, text in (("activation", "pid_inputs", PROCESS_INPUTS_TASK),
+                                 ("math", "tight_cumsum", TIGHT_TASK)):
+        (tmp_path / category).mkdir(exist_ok=True)
+        (tmp_path / category / f"{name}.py").write_text(textwrap.dedent(text))
+    code, out, err = cli("validate", "--tasks-dir", tmp_path, "--task", "pid_inputs", "--task", "tight_cumsum",
+                         "--jobs", "1")
+    assert code == 1, (out, err)
+    assert "problem: pid_inputs: small/float32: make_inputs gave different inputs in another process" in out
+    assert "problem: tight_cumsum: small/float32: positive control 'eager' was rejected" in out
+    code, out, err = cli("validate", "--task", "gelu", "--jobs", "1")
+    assert code == 0, (out, err)
+    assert "6/6 positive controls passed" in out
