@@ -233,7 +233,10 @@ class Lane:
                         status, message = self._failed_status(ran, c)
                         break
                     if k == 0:
-                        c.update(launches=ran.get("launches"), trace=ran.get("trace"))
+                        trace = ran.get("trace")
+                        if isinstance(trace, dict):
+                            trace["alone"] = False  # taken under sharing, whatever the worker says
+                        c.update(launches=ran.get("launches"), trace=trace)
                     if ran.get("tamper") and not c.get("tamper"):
                         c["tamper"] = f"seed {k}: {ran['tamper']}"
                     verdict = self._judge_ran(unit, shape, dtype, seed, ran, w, settings)
