@@ -11,6 +11,7 @@ import ast
 from pathlib import Path
 
 from mkbench.pyutil import dotted as _dotted
+from mkbench.pyutil import import_bindings
 from mkbench.static_checks import Finding, scan_python
 
 # pyopencl.array functions that only allocate or move data; everything else there computes.
@@ -57,14 +58,13 @@ class _Scanner(ast.NodeVisitor):
                                              "candidates use the pyopencl API")
 
     def visit_Import(self, node):
+        self.aliases.update(import_bindings(node))  # in visiting order: what a name means at this line
         for a in node.names:
-            self.aliases[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
             self._runtime_import(node, a.name)
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node):
-        for a in node.names:
-            self.aliases[a.asname or a.name] = f"{node.module or ''}.{a.name}"
+        self.aliases.update(import_bindings(node))
         self._runtime_import(node, node.module or "")
         self.generic_visit(node)
 
