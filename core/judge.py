@@ -90,22 +90,24 @@ class Judge:
         return self._structure[key]
 
     def structure_problem(self, task: Task, shape: Shape, dtype_name: str, pristine: tuple,
-                          outputs: tuple) -> str | None:
-        """What is wrong with the outputs' structure, against the reference's for these inputs. A
+                          outputs: tuple) -> tuple[str | None, tuple]:
+        """(what is wrong with the outputs' structure, the reference's structure it was judged
+        against) for these inputs. A
         mismatch with the cached structure is checked against the structure of this seed's own
         reference before it is reported: an output whose length depends on the data (masked_select
         keeps as many elements as the mask has) differs from seed to seed, and a cached length from
         another seed once made every candidate, eager included, fail on its second seed."""
         anywhere = task.harness_in_call  # where a harness puts its results is its business (see check)
-        problem = structure_problem(outputs, self.expected_structure(task, shape, dtype_name, pristine), anywhere)
+        expected = self.expected_structure(task, shape, dtype_name, pristine)
+        problem = structure_problem(outputs, expected, anywhere)
         key = (task.source or task.name, shape.name, dtype_name)
         if problem is None or key in self._data_dependent:
-            return problem
+            return problem, expected
         own = _structure_of(task, pristine)
-        if own == self._structure[key]:
-            return problem
+        if own == expected:
+            return problem, expected
         self._data_dependent.add(key)
-        return structure_problem(outputs, own, anywhere)
+        return structure_problem(outputs, own, anywhere), own
 
     def check(self, task: Task, shape: Shape, dtype_name: str, seed: int, outputs: tuple,
               inputs_after: tuple | None = None,
@@ -119,15 +121,14 @@ class Judge:
                 if isinstance(clean, torch.Tensor) and not (isinstance(after, torch.Tensor)
                                                             and same(after.to(clean.device), clean)):
                     return Judgement(False, f"candidate modified input[{i}]")
-        problem = self.structure_problem(task, shape, dtype_name, pristine, outputs)
+        problem, expected = self.structure_problem(task, shape, dtype_name, pristine, outputs)
         if problem:
             return Judgement(False, problem)
         if task.harness_in_call:
             # An imported harness collects results inside the call, wherever it likes (KernelBench-X
             # moves the reference's to the host): its outputs are compared by value, as it compares
             # them, on the reference's device.
-            where = self.expected_structure(task, shape, dtype_name, pristine)
-            outputs = tuple(o.to(w[2]) if o.device.type != w[2] else o for o, w in zip(outputs, where))
+            outputs = tuple(o.to(e[2]) if o.device.type != e[2] else o for o, e in zip(outputs, expected))
         contract = task.contract
         cache: dict = {}
 
