@@ -60,7 +60,7 @@ def run(label: str, tree: Path, out: Path, args: list[str], limit: float) -> dic
 
 
 def measure(store: Path) -> dict:
-    from mkbench.engine.clock import TRACE_STEPS, WAIT_STEPS, unit_clocks
+    from mkbench.engine.clock import totals, unit_clocks
     from mkbench.store import Store
     if not store.exists():
         return {"units": 0}
@@ -71,7 +71,8 @@ def measure(store: Path) -> dict:
         s.close()
     clocks = unit_clocks(rows)
     cand = [c for c in clocks if not c.baseline]
-    busy = sum(c.total for c in clocks)
+    every, candidates = totals(clocks), totals(cand)
+    busy = every["unit_seconds"]
     refs = [r for r in rows if r["method"] == "reference" and not r["is_baseline"]]
     verdicts: dict[str, int] = {}
     for r in rows:
@@ -85,10 +86,8 @@ def measure(store: Path) -> dict:
         "reference_hack_reasons": sorted({f"{r['task']} {r['shape']}/{r['dtype']}: {r['error']}"
                                           for r in refs if r["verdict"] == "hack"})[:40],
         "verdicts": verdicts,
-        "lock_wait_share": round(sum(c.steps.get(k, 0.0) for c in clocks for k in WAIT_STEPS) / busy, 3) if busy
-        else None,
-        "trace_seconds_per_unit": round(sum(c.steps.get(k, 0.0) for c in cand for k in TRACE_STEPS) / len(cand), 3)
-        if cand else None,
+        "lock_wait_share": round(every["wait_seconds"] / busy, 3) if busy else None,
+        "trace_seconds_per_unit": round(candidates["trace_seconds"] / len(cand), 3) if cand else None,
         "unit_seconds_mean": round(busy / len(clocks), 3) if clocks else None,
     }
 
