@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mkbench.engine.device import MemoryBudget, RWLock
+from mkbench.engine.device import MemoryBudget, PhasedLock
 from mkbench.store import RunOwned, Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +30,7 @@ def _verdicts(store, run_id=None):
 
 
 def test_timing_waits_for_every_check_and_checks_wait_for_a_waiting_timer():
-    lock, events = RWLock(), []
+    lock, events = PhasedLock(batch=1), []
 
     def check(name, hold):
         with lock.shared():
@@ -56,6 +56,64 @@ def test_timing_waits_for_every_check_and_checks_wait_for_a_waiting_timer():
         th.join(5)
     order = [f"{k} {n}" for k, n in events]
     assert order == ["start a", "end a", "start timer", "end timer", "start b", "end b"], order
+
+
+def _checks_and_timers(lock, timers_at, until):
+    """Checks one after another (a lane's steps) until ``until`` seconds; timers ask at ``timers_at``.
+    The order in which they held the device."""
+    events, guard = [], threading.Lock()
+
+    def log(what):
+        with guard:
+            events.append(what)
+
+    def checks():
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < until:
+            with lock.shared():
+                log("check")
+                time.sleep(0.01)
+
+    def timer(name, at):
+        time.sleep(at)
+        with lock.exclusive():
+            log(f"start {name}")
+            time.sleep(0.02)
+            log(f"end {name}")
+
+    threads = [threading.Thread(target=checks)]
+    threads += [threading.Thread(target=timer, args=(f"t{i}", at)) for i, at in enumerate(timers_at)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(10)
+    return events
+
+
+def test_timers_gather_into_one_phase_while_checks_go_on():
+    lock = PhasedLock(batch=3, gather_s=30)
+    events = _checks_and_timers(lock, timers_at=(0.05, 0.15, 0.3), until=0.6)
+    timed = [i for i, e in enumerate(events) if e != "check"]
+    # the first two timers waited without draining the device: checks ran between their asking and the third's
+    assert events[:timed[0]].count("check") > 10, events
+    # one phase: the three units timed back to back, no check between them
+    held = [events[i] for i in timed]
+    assert all(a.replace("start", "end") == b for a, b in zip(held[::2], held[1::2])), events  # one at a time
+    assert sorted(held[::2]) == ["start t0", "start t1", "start t2"], events
+    assert timed == list(range(timed[0], timed[0] + 6)), events
+    assert lock.phases == 1
+    assert events[-1] == "check"  # checks resumed after the phase
+
+
+def test_a_timing_phase_opens_after_the_gathering_time_or_when_the_device_is_idle():
+    lock = PhasedLock(batch=5, gather_s=0.1)
+    events = _checks_and_timers(lock, timers_at=(0.05,), until=0.5)
+    start = events.index("start t0")
+    assert 0 < start < len(events) - 2 and events[start + 1] == "end t0", events  # not held back until the checks end
+    idle = PhasedLock(batch=5, gather_s=30)
+    with idle.exclusive():  # nothing else wants the device: no gathering
+        pass
+    assert idle.phases == 1
 
 
 def test_memory_budget_admits_what_fits_and_runs_an_oversized_unit_alone():

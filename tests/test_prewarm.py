@@ -2,6 +2,8 @@
 before the unit holds the device, and never seen by the evaluation."""
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +34,15 @@ def prewarm_backend():
     plugins.unregister_plugin("prewarm_test")
 
 
-def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewarm_backend):
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewarm_backend, executor, monkeypatch):
+    """Locally the compile ahead is a stage of its own, before a lane takes the unit (its seconds are
+    not lane time); a Ray actor has no such stage, and its lane compiles ahead itself."""
+    if executor == "ray":
+        pytest.importorskip("ray")
+        # the local Ray instance's processes must import this test's backend plugin, as workers do
+        path = [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(path))
     sol = tmp_path / "sol" / "activation"
     sol.mkdir(parents=True)
     (sol / "silu.py").write_text(CANDIDATE)
@@ -40,14 +50,15 @@ def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewar
     code, out, err = cli("run", "--backend", "prewarm_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
                          "--task", "silu", "--shape-role", "small", "--dtype", "float32", "--seeds", "1",
                          "--baselines", "none", "--no-timing", "--store", store, "--json", tmp_path / "r.json",
-                         "--no-progress")
+                         "--no-progress", "--executor", executor)
     assert code == 0, err
     rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
     assert rows
     for r in rows:
         assert r["correct_status"] == "correct", r["error"]
         extra = r["extra"] if isinstance(r["extra"], dict) else json.loads(r["extra"])
-        assert extra["unit_seconds"]["steps"]["prewarm"] > 0
+        step = "compile_ahead" if executor == "local" else "prewarm"
+        assert extra["unit_seconds"]["steps"][step] > 0, extra["unit_seconds"]
     logs = list(tmp_path.glob("r-logs/**/silu__*.log"))
     assert logs, list(tmp_path.rglob("*.log"))
     text = logs[0].read_text()

@@ -79,6 +79,9 @@ def add_parser(sub) -> None:
     p.add_argument("--lanes", type=check.count(1, 64),
                    help="correctness lanes per device "
                         "(default: three quarters of the CPU cores per GPU, 2 to 12; the cores on a CPU)")
+    p.add_argument("--timing-batch", type=check.count(1, 64), metavar="N",
+                   help="units gathered per exclusive timing phase of a device (default: a third of its lanes; "
+                        "1 drains the device for each unit as it asks)")
     p.add_argument("--worker-memory-mb", type=check.count(64, 1 << 24), metavar="MIB",
                    help="cap each candidate worker's private writable memory (RLIMIT_DATA, MiB): a candidate's host "
                         "allocations beyond it fail in the candidate (an 'error' verdict) instead of exhausting the "
@@ -118,7 +121,8 @@ def run(args) -> int:
         limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
         resume=args.resume, timed=not args.no_timing,
         policy=Policy(args.framework_ops, args.framework_threshold),
-        workers=args.workers, lanes=args.lanes, gpus=args.gpus, worker_memory_mb=args.worker_memory_mb,
+        workers=args.workers, lanes=args.lanes, timing_batch=args.timing_batch, gpus=args.gpus,
+        worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache,
     )

@@ -21,7 +21,8 @@ from typing import Any, Iterable
 WAIT_STEPS = ("wait_shared", "wait_exclusive", "wait_memory")
 #: steps that record device traces (the correctness call traced, the calls traced after timing)
 TRACE_STEPS = ("run_traced", "trace_step")
-#: steps outside the unit's stages: the compile-ahead worker, the worker's start, its stop
+#: steps outside the unit's stages but inside its lane: the compile ahead where a lane made it (Ray),
+#: the worker's start, its stop. The compile-ahead stage's own pool (``compile_ahead``) is not lane time.
 OUTSIDE_STAGES = ("prewarm", "fork", "stop")
 
 

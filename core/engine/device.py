@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..task import DTYPES
+from . import compile_ahead
 from .lane import EvalSettings, Lane
 
 MEMORY_SHARE = 0.75        # of the device's memory that lanes may plan to use together (the rest: CUDA contexts)
@@ -33,20 +35,38 @@ def default_lanes(cores: int) -> int:
     return max(2, min(12, cores * 3 // 4))
 
 
-class RWLock:
-    """Shared for checks, exclusive for timing; writers first, so timing is never starved."""
+def default_timing_batch(lanes: int) -> int:
+    """Timed units gathered before the device is drained for them: a third of the lanes (at least 1).
+    Each drain stops every lane's correctness work until the steps in flight end; gathered, several
+    units' timed calls share one drain instead of paying one each."""
+    return max(1, lanes // 3)
 
-    def __init__(self):
+
+class PhasedLock:
+    """Checks share the device; timing takes it alone, in phases. A timing phase opens when ``batch``
+    units wait to be timed, when no check holds or waits for the device, or ``gather_s`` after the
+    first of them asked; it then drains (no new check starts, those in flight end), the waiting
+    units time one after another, and any unit that asks meanwhile joins the phase. Checks resume
+    when no timer is left. With ``batch`` 1 a timer drains the device at once (a writer-preferring
+    readers-writer lock). Timers never starve: checks cannot start while a phase is open."""
+
+    def __init__(self, batch: int = 1, gather_s: float = 2.0):
+        self.batch, self.gather_s = max(1, batch), gather_s
         self._cond = threading.Condition()
-        self._readers = 0
-        self._writer = False
-        self._waiting_writers = 0
+        self._readers = 0          # checks holding the device
+        self._waiting_readers = 0  # checks asking for it
+        self._writer = False       # a timer holding it
+        self._waiting = 0          # timers asking for it
+        self._phase = False        # a timing phase is open: no check may start
+        self.phases = 0            # timing phases opened (drains), for the engine's bookkeeping
 
     @contextmanager
     def shared(self):
         with self._cond:
-            while self._writer or self._waiting_writers:
+            self._waiting_readers += 1
+            while self._phase:
                 self._cond.wait()
+            self._waiting_readers -= 1
             self._readers += 1
         try:
             yield
@@ -58,16 +78,27 @@ class RWLock:
     @contextmanager
     def exclusive(self):
         with self._cond:
-            self._waiting_writers += 1
+            self._waiting += 1
+            asked = time.monotonic()
+            while not self._phase:
+                left = self.gather_s - (time.monotonic() - asked)
+                if self._waiting >= self.batch or not (self._readers or self._waiting_readers) or left <= 0:
+                    self._phase = True
+                    self.phases += 1
+                    self._cond.notify_all()
+                    break
+                self._cond.wait(timeout=left)
             while self._writer or self._readers:
                 self._cond.wait()
-            self._waiting_writers -= 1
+            self._waiting -= 1
             self._writer = True
         try:
             yield
         finally:
             with self._cond:
                 self._writer = False
+                if not self._waiting:
+                    self._phase = False
                 self._cond.notify_all()
 
 
@@ -116,13 +147,13 @@ def footprint(unit) -> int:
 
 class Device:
     def __init__(self, kind: str, index: int | None, lanes: int, env: dict[str, str],
-                 modules: tuple[str, ...] = (), memory_bytes: int | None = None):
+                 modules: tuple[str, ...] = (), memory_bytes: int | None = None, timing_batch: int | None = None):
         self.kind, self.index = kind, index
         self.name = kind if index is None else f"{kind}:{index}"
         self.env = dict(env)
         if kind == "cuda" and index is not None:
             self.env["CUDA_VISIBLE_DEVICES"] = str(index)
-        self._lock = RWLock()
+        self._lock = PhasedLock(timing_batch or default_timing_batch(max(lanes, 1)))
         self.memory = MemoryBudget(int(MEMORY_SHARE * memory_bytes) if memory_bytes else None)
         self.lanes = [Lane(self, i, self.env, modules) for i in range(max(lanes, 1))]
         self._free: queue.Queue[Lane] = queue.Queue()
@@ -138,10 +169,19 @@ class Device:
     def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> dict:
         lane = self._free.get()
         try:
-            prewarm = lane.prewarm(unit, settings, log_path, env)  # host work: before the unit needs room on the device
+            prewarm = None
+            if unit.compiled_ahead is None and compile_ahead.wanted(unit):
+                # no compile-ahead stage ran (a Ray actor): the lane compiles ahead itself, before the
+                # unit needs room on the device
+                lane.state = f"prewarm {unit.task.name}"
+                prewarm = compile_ahead.prewarm(unit, settings, self.env | env, lane.modules, log_path,
+                                                started=lambda child: setattr(lane, "current", child))
+                lane.state = "idle"
             obs = lane.evaluate(unit, settings, log_path, env, room=lambda: self.memory.hold(footprint(unit)))
             if prewarm is not None:
-                obs.setdefault("steps", {})["prewarm"] = prewarm
+                obs.setdefault("steps", {})["prewarm"] = prewarm  # lane time
+            if unit.compiled_ahead is not None:
+                obs.setdefault("steps", {})["compile_ahead"] = unit.compiled_ahead  # before the lane took it
             return obs
         except Exception as exc:  # mkbench's own failure: it costs this unit, with the reason, not the run
             import traceback

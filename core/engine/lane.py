@@ -174,32 +174,6 @@ class Lane:
         obs["log_tail"] = log_tail(log_path)
         return obs
 
-    def prewarm(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> float | None:
-        """Compile the candidate's JIT kernels ahead, in a throwaway worker that holds no device lock
-        (see :meth:`mkbench.backend.Backend.prewarm`); the seconds it took, or None where the
-        backend cannot. Nothing it does is evidence: a failure here only means the real first call
-        compiles, as it would have."""
-        if (unit.backend.is_baseline or unit.source is None or unit.compile_only or self.closing
-                or unit.backend.prewarm(unit.hw) is None):
-            return None
-        if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-        t = time.monotonic()
-        self.state = f"prewarm {unit.task.name}"
-        w = self.current = Child(worker_mod.entry, (dict(self.env, **env), str(log_path) if log_path else None,
-                                                    settings.worker_memory_mb), self.modules)
-        try:
-            self._expect(w.request({"op": "setup", "job": _job(unit)}, settings.limits.start), "ready")
-            if self._expect(w.request({"op": "compile"}, settings.limits.compile), "compiled")["ok"]:
-                w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
-        except Exception:  # noqa: BLE001 - a hang, a crash, garbage: see the docstring
-            pass
-        finally:
-            w.stop(grace=2)
-            self.current = None
-            self.state = "idle"
-        return round(time.monotonic() - t, 3)
-
     @staticmethod
     def _expect(reply: Any, kind: str) -> dict:
         if not isinstance(reply, dict):

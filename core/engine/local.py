@@ -1,7 +1,8 @@
 """The local executor: one host's devices. Candidates are prepared in a process pool sized to the
-CPU cores (``--workers``), then evaluated in each device's lanes (``--lanes``), the least loaded device
-first. Both are the standard library's executors (``concurrent.futures``); the fork server starts
-their processes.
+CPU cores (``--workers``), their JIT kernels compiled ahead in as many throwaway workers
+(:mod:`.compile_ahead`), then evaluated in each device's lanes (``--lanes``), the least loaded device
+first. All three are the standard library's executors (``concurrent.futures``); the fork server
+starts their processes.
 
 ``run`` yields ``(unit, observation)`` as units finish, in any order, and ``(None, None)`` about once
 a second while nothing finishes, so the caller can renew its heartbeat and redraw its progress.
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..procguard import kill_group
-from . import procs
+from . import compile_ahead, procs
 from .device import Device
 from .lane import EvalSettings
 from .plan import Unit
@@ -40,6 +41,7 @@ class LocalExecutor:
                                       initializer=pool_initializer)
         lanes = {d.name: cf.ThreadPoolExecutor(len(d.lanes), thread_name_prefix=f"mkbench-{d.name}")
                  for d in self.devices}
+        ahead = compile_ahead.CompileAhead([d.env for d in self.devices], self.settings, self.modules, self.workers)
         pending: dict[cf.Future, tuple[str, Unit]] = {}
         # Units ready for a lane, by plan position: a lane takes the earliest, so a task's baseline and
         # its candidate run near each other (baselines need no preparing; queued first, they would all
@@ -76,16 +78,25 @@ class LocalExecutor:
                             apply(unit, fut.result())
                         except Exception as exc:  # the pool process died (parser exhausted, killed)
                             unit.invalid = f"{unit.source}: could not be read or parsed ({type(exc).__name__}: {exc})"
-                        if unit.needs_worker:
-                            heapq.heappush(ready, (position[id(unit)], unit))
-                        else:
+                        if not unit.needs_worker:
                             finished.append((unit, None))
+                        elif compile_ahead.wanted(unit):
+                            pending[ahead.submit(unit, self.log_path(unit), self.unit_env(unit))] = ("compile", unit)
+                        else:
+                            heapq.heappush(ready, (position[id(unit)], unit))
+                    elif step == "compile":
+                        try:
+                            unit.compiled_ahead = fut.result()
+                        except Exception:  # noqa: BLE001 - nothing compiled ahead: the first call compiles
+                            pass
+                        heapq.heappush(ready, (position[id(unit)], unit))
                     else:
                         self._load[unit.device_name] -= 1
                         finished.append((unit, fut.result()))
                 fill()  # the lanes first, then the rows are written
                 yield from finished
         finally:
+            ahead.close()
             for d in self.devices:
                 d.close(kill=True)
             for ex in lanes.values():

@@ -38,6 +38,7 @@ class Unit:
     own_names: list[str] | None = None                 # kernel names built from the source (trace)
     metadata: dict[str, Any] = field(default_factory=dict)  # what an importer recorded about the candidate
     device_name: str | None = None  # where the executor sent it
+    compiled_ahead: float | None = None  # seconds the compile-ahead stage spent on it (None: not run there)
 
     @property
     def key(self) -> tuple[str, str, str]:

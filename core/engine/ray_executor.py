@@ -24,11 +24,12 @@ from .prepare import apply, prepare
 
 
 class _DeviceActor:
-    def __init__(self, kind: str, lanes: int, env: dict, modules: tuple, memory_bytes: int | None, label: str):
+    def __init__(self, kind: str, lanes: int, env: dict, modules: tuple, memory_bytes: int | None, label: str,
+                 timing_batch: int | None = None):
         from . import procs
         from .device import Device
         procs.context(modules, {"TRITON_INTERPRET": "1" if kind == "cpu" else "0"})
-        self.device = Device(kind, None, lanes, env, modules, memory_bytes)
+        self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch)
         self.device.name = label
 
     def evaluate(self, unit: Unit, settings: EvalSettings, log_path, env: dict) -> dict:
@@ -69,7 +70,8 @@ class RayExecutor:
         else:
             count, lanes, kind, env, memory = 1, options.lanes or os.cpu_count() or 1, hw.device, {}, None
             actor = ray.remote(num_cpus=1, max_concurrency=lanes + 2)(_DeviceActor)
-        self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}") for i in range(count)]
+        self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}", options.timing_batch)
+                       for i in range(count)]
         self.load = [0] * count
         self._actor_of: dict = {}
         self._states: list[str] = []

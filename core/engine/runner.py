@@ -54,6 +54,7 @@ class RunOptions:
     policy: Policy = field(default_factory=Policy)
     workers: int | None = None   # CPU prepare pool (default: the cores)
     lanes: int | None = None     # lanes per device (default: device.default_lanes on a GPU, the cores on a CPU)
+    timing_batch: int | None = None  # units per exclusive timing phase (default: device.default_timing_batch)
     gpus: str = "0"              # "all" or "0,1,..."
     worker_memory_mb: int | None = None  # RLIMIT_DATA of each candidate worker (None: no cap)
     executor: str = "local"      # or "ray"
@@ -230,8 +231,8 @@ class Runner:
         if hw.device == "cuda" and opt.timed:
             env["launch_overhead_us"] = probe_device(opt.limits, "overhead", hw, {"TRITON_INTERPRET": "0"})
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
-        env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "gpus": opt.gpus, "workers": opt.workers,
-                         "worker_memory_mb": opt.worker_memory_mb}
+        env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "timing_batch": opt.timing_batch,
+                         "gpus": opt.gpus, "workers": opt.workers, "worker_memory_mb": opt.worker_memory_mb}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
 
@@ -243,7 +244,7 @@ class Runner:
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1
         if hw.device != "cuda":
-            return [Device(hw.device, None, self.opt.lanes or cores, {}, modules)]
+            return [Device(hw.device, None, self.opt.lanes or cores, {}, modules, timing_batch=self.opt.timing_batch)]
         count = int(probe.get("device_count") or 1)
         if self.opt.gpus == "all":
             indices = list(range(count))
@@ -253,8 +254,8 @@ class Runner:
             if bad:
                 raise BadInput(f"--gpus {self.opt.gpus}: this machine has {count} GPU(s) (0..{count - 1})")
         lanes = self.opt.lanes or default_lanes(cores)
-        return [Device("cuda", i, lanes, {"TRITON_INTERPRET": "0"}, modules, probe.get("memory_bytes"))
-                for i in indices]
+        return [Device("cuda", i, lanes, {"TRITON_INTERPRET": "0"}, modules, probe.get("memory_bytes"),
+                       self.opt.timing_batch) for i in indices]
 
     def _executor(self, hw: HardwareProfile, probe: dict, run, modules):
         log_dir = self.opt.log_dir or self.store.path.parent / f"{self.store.path.stem}-logs"

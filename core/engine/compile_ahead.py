@@ -1,0 +1,100 @@
+"""Compile ahead: a candidate's JIT kernels built before a lane takes the unit, in a pool of its own.
+
+A Triton candidate's first calls compile its kernels (seconds per (shape, dtype), CPU-bound: on an
+H200 main job, 13.5 s of a candidate unit's 44.8 s). Made inside the lane, that compile kept the
+lane from doing device work while lanes were the scarce resource. Here it is a stage of the
+pipeline between prepare and evaluate: a throwaway worker per unit calls the candidate once per
+(shape, dtype) on shape-only (``meta``) inputs inside the backend's compile-only context
+(:meth:`mkbench.backend.Backend.prewarm`), the kernels land in the on-disk cache, and the evaluated
+worker loads them. The throwaway worker is never evaluated: nothing it does is evidence, and a
+failure here only means that the real first call compiles, as it would have.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from .. import worker as worker_mod
+from .procs import Child
+
+
+def wanted(unit) -> bool:
+    """Whether a unit has anything to compile ahead."""
+    return not (unit.backend.is_baseline or unit.source is None or unit.compile_only
+                or unit.backend.prewarm(unit.hw) is None)
+
+
+def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_path: Path | None,
+            started: Callable[[Child | None], None] = lambda child: None) -> float:
+    """Compile ``unit``'s kernels in a throwaway worker; the seconds it took. ``started`` is told of
+    the worker (and of None once it is gone), so that whoever stops the run can kill it."""
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+    t = time.monotonic()
+    w = Child(worker_mod.entry, (dict(env), str(log_path) if log_path else None, settings.worker_memory_mb), modules)
+    started(w)
+    try:
+        ready = w.request({"op": "setup", "job": job(unit)}, settings.limits.start)
+        if isinstance(ready, dict) and ready.get("kind") == "ready":
+            built = w.request({"op": "compile"}, settings.limits.compile)
+            if isinstance(built, dict) and built.get("kind") == "compiled" and built.get("ok"):
+                w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
+    except Exception:  # noqa: BLE001 - a hang, a crash, garbage: see the module docstring
+        pass
+    finally:
+        w.stop(grace=2)
+        started(None)
+    return round(time.monotonic() - t, 3)
+
+
+def job(unit) -> dict:
+    """What a worker needs to know about its unit."""
+    return {"task": unit.task, "backend": unit.backend, "hw": unit.hw, "source": unit.source}
+
+
+class CompileAhead:
+    """The stage's pool: ``submit`` returns a future of the seconds spent (None where the unit has
+    nothing to compile ahead); ``close`` kills the workers in flight. Units are spread over the
+    devices' environments in turn (each device's ``CUDA_VISIBLE_DEVICES``: a throwaway worker opens
+    a context to learn the target, and one GPU would otherwise hold every such context)."""
+
+    def __init__(self, envs: list[dict[str, str]], settings, modules: tuple[str, ...], workers: int):
+        self.envs, self.settings, self.modules = envs, settings, modules
+        self.pool = cf.ThreadPoolExecutor(max(workers, 1), thread_name_prefix="mkbench-compile-ahead")
+        self._children: set[Child] = set()
+        self._lock = threading.Lock()
+        self._turn = 0
+        self.closing = False
+
+    def submit(self, unit, log_path: Path | None, env: dict[str, str]) -> cf.Future:
+        device_env = self.envs[self._turn % len(self.envs)]
+        self._turn += 1
+        return self.pool.submit(self._run, unit, dict(device_env, **env), log_path)
+
+    def _run(self, unit, env: dict[str, str], log_path: Path | None) -> float | None:
+        if self.closing:
+            return None
+        current: list[Child] = []
+
+        def started(child: Child | None) -> None:
+            with self._lock:
+                if child is None:
+                    self._children.difference_update(current)
+                else:
+                    current.append(child)
+                    self._children.add(child)
+                    if self.closing:
+                        child.kill()
+
+        return prewarm(unit, self.settings, env, self.modules, log_path, started)
+
+    def close(self) -> None:
+        self.closing = True
+        with self._lock:
+            for child in list(self._children):
+                child.kill()
+        self.pool.shutdown(wait=False, cancel_futures=True)
