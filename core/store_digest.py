@@ -35,6 +35,7 @@ import hmac
 import json
 import os
 import secrets
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -161,10 +162,16 @@ class Integrity:
     def warning(self) -> str | None:
         """The CLI's one-line warning, or None when every row verified."""
         if self.problems:
-            return (f"{self.store}: {len(self.problems)} row(s) changed behind mkbench's back, reported as "
-                    f"`tampered`, not as their stored verdict: {'; '.join(self.problems[:3])}"
+            return (f"{self.store}: {len(self.problems)} record(s) changed behind mkbench's back (result rows "
+                    f"read as verdict `tampered`, not as their stored verdict): {'; '.join(self.problems[:3])}"
                     + (f"; and {len(self.problems) - 3} more" if len(self.problems) > 3 else ""))
         return "; ".join(self.notes) or None
+
+    def warn(self) -> None:
+        """Print :meth:`warning`, if any, as one line on standard error (the CLI's readers)."""
+        line = self.warning()
+        if line:
+            print(f"warning: {line}", file=sys.stderr)
 
     def as_dict(self) -> dict[str, Any]:
         return {"store": self.store, "status": self.status or ("tampered" if self.problems else "verified"),
