@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from .errors import BadInput
+
 STORE_ID_KEY = "store_id"  # the meta key naming the store's key file
 SEALED, LEGACY = "v1", "legacy"  # digest prefixes: written with a digest / sealed when an older store was upgraded
 
@@ -67,22 +69,25 @@ def load_key(store_id: str | None) -> bytes | None:
     if not store_id:
         return None
     try:
-        text = _key_path(store_id).read_text()
-    except (OSError, ValueError):
+        return bytes.fromhex(_key_path(store_id).read_text().split("\n", 1)[0].strip()) or None
+    except (OSError, ValueError):  # no such file, or not a key: nothing can be verified with it
         return None
-    return bytes.fromhex(text.split("\n", 1)[0].strip())
 
 
 def new_key(store_path: Path) -> tuple[str, bytes]:
     """(store id, key) of a store's new key, its file written 0600 in the 0700 key directory."""
     folder = key_dir()
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if folder.stat().st_mode & 0o077:
-        os.chmod(folder, 0o700)
     store_id, key = secrets.token_hex(16), secrets.token_bytes(32)
-    fd = os.open(_key_path(store_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:  # the store's path on the second line is for the person reading the folder
-        f.write(f"{key.hex()}\n{Path(store_path).resolve()}\n")
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if folder.stat().st_mode & 0o077:
+            os.chmod(folder, 0o700)
+        fd = os.open(_key_path(store_id), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:  # the store's path on the second line is for the person reading the folder
+            f.write(f"{key.hex()}\n{Path(store_path).resolve()}\n")
+    except OSError as exc:
+        raise BadInput(f"cannot keep the digest key of results store {store_path} in {folder}: "
+                       f"{exc.strerror or exc}; set MKBENCH_KEY_DIR to a private folder this user can write") from None
     return store_id, key
 
 
