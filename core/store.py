@@ -143,9 +143,8 @@ class Store:
                 self.db.execute("PRAGMA journal_mode=WAL")
                 self.db.executescript(_SCHEMA)
                 self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-                self.version = SCHEMA_VERSION
-                self._signing_key()
                 self.db.commit()
+                self.version = SCHEMA_VERSION  # its key and id come with its first row (_signing_key)
         except sqlite3.DatabaseError as exc:
             raise BadInput(f"results store {self.path} is not a usable mkbench store ({exc}); it was left untouched: "
                            "move it aside or pass --store with another path") from None
