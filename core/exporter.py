@@ -1,9 +1,11 @@
 """Results out of a store as files: one JSON document (``mkbench run --json``, ``mkbench report
 --format json``), JSON Lines or CSV rows (``mkbench export``). One exporter, so the three agree:
 every row is the store's row (read through ``Store.results()``, so new columns come along
-without code here) plus its run's environment, and every run is described the same way.
+without code here) plus its run's environment, and every run is described the same way. Every row
+carries ``integrity`` (``verified``, ``unverified``, ``tampered``: :mod:`mkbench.store_digest`); a
+tampered row's ``verdict`` is ``tampered``, its stored one under ``stored_verdict``.
 
-* :func:`json_document`: ``{"schema_version", "runs": [run record...], "results": [row...]}``;
+* :func:`json_document`: ``{"schema_version", "integrity", "runs": [run record...], "results": [row...]}``;
 * :func:`write_jsonl`: one row per line, each with ``schema_version`` and its run's record under
   ``run`` (ready for ``pandas.read_json(lines=True)``);
 * :func:`write_csv`: one row per line, the environment flattened into columns
@@ -64,7 +66,8 @@ def select_rows(store: Store, run_ids: Iterable[int] | None = None, *, hw: Itera
 
 def json_document(store: Store, run_ids: list[int]) -> dict[str, Any]:
     rows, runs = select_rows(store, run_ids)
-    return {"schema_version": SCHEMA_VERSION, "runs": [run_record(runs[r]) for r in run_ids], "results": rows}
+    return {"schema_version": SCHEMA_VERSION, "integrity": store.integrity(run_ids).as_dict(),
+            "runs": [run_record(runs[r]) for r in run_ids], "results": rows}
 
 
 def write_json(store: Store, run_ids: list[int], path: Path) -> None:

@@ -7,8 +7,13 @@ while the owner is alive and takes the run over, atomically, once it is dead. Ba
 cached across runs (``baseline_cache``), keyed by the task's source, the shape, the dtype and the
 environment they were measured in, so ten methods evaluated against eager time eager once.
 
-Version 1 stores (before ownership and the cache) are read as they are and upgraded in place only
-when written to: reports over committed stores never modify them.
+Every row the orchestrator writes carries a keyed digest of its content (:mod:`mkbench.store_digest`
+says why and where the key is); :meth:`Store.results` and :meth:`Store.integrity` verify them, and a
+row changed behind mkbench's back reads as verdict ``tampered``, never as its stored verdict.
+
+Version 1 and 2 stores (before ownership and the cache; before digests) are read as they are and
+upgraded in place only when written to: reports over committed stores never modify them. The
+upgrade to version 3 seals the rows it finds as ``legacy`` (unverified, but changes after it show).
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from . import store_digest as sd
 from .errors import BadInput
 from .metrics import speedup
 from .verdicts import Verdict, counts_as_correct
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 HEARTBEAT_STALE_S = 30.0  # an owner silent this long is presumed dead (other hosts; same host: its pid)
 
 _SCHEMA = """
@@ -42,10 +48,10 @@ CREATE TABLE IF NOT EXISTS runs (
     config_key TEXT NOT NULL, config TEXT NOT NULL,
     hw TEXT NOT NULL, backend TEXT NOT NULL, method TEXT NOT NULL,
     machine_id INTEGER REFERENCES machines(id), env TEXT NOT NULL, seed INTEGER NOT NULL,
-    owner TEXT, heartbeat REAL);
+    owner TEXT, heartbeat REAL, digest TEXT);
 CREATE TABLE IF NOT EXISTS units (
     run_id INTEGER NOT NULL REFERENCES runs(id), task TEXT NOT NULL, backend TEXT NOT NULL,
-    method TEXT NOT NULL, finished TEXT NOT NULL,
+    method TEXT NOT NULL, finished TEXT NOT NULL, digest TEXT,
     PRIMARY KEY (run_id, task, backend, method));
 CREATE TABLE IF NOT EXISTS results (
     id INTEGER PRIMARY KEY,
@@ -62,15 +68,17 @@ CREATE TABLE IF NOT EXISTS results (
     speedup_eager REAL, speedup_compile REAL,
     flops REAL, bytes REAL,
     extra TEXT,
-    created TEXT NOT NULL,
+    created TEXT NOT NULL, digest TEXT,
     UNIQUE (run_id, task, shape, dtype, backend, method));
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id, task);
 CREATE TABLE IF NOT EXISTS baseline_cache (
     task TEXT NOT NULL, task_digest TEXT NOT NULL, backend TEXT NOT NULL, shape TEXT NOT NULL, dtype TEXT NOT NULL,
     env_key TEXT NOT NULL, env TEXT NOT NULL, row TEXT NOT NULL, run_id INTEGER NOT NULL, measured TEXT NOT NULL,
-    PRIMARY KEY (task, task_digest, backend, shape, dtype, env_key));
+    digest TEXT, PRIMARY KEY (task, task_digest, backend, shape, dtype, env_key));
 """
-_MIGRATIONS = {1: ["ALTER TABLE runs ADD COLUMN owner TEXT", "ALTER TABLE runs ADD COLUMN heartbeat REAL"]}
+# (table, column) added by the upgrade from each version (tables a version lacked come from _SCHEMA)
+_MIGRATIONS = {1: [("runs", "owner TEXT"), ("runs", "heartbeat REAL")],
+               2: [(t, "digest TEXT") for t in ("runs", "units", "results", "baseline_cache")]}
 
 
 class RunOwned(BadInput):
@@ -83,6 +91,18 @@ RESULT_COLUMNS = (
     "time_min_us", "time_n", "timer", "interpreted", "speedup_eager", "speedup_compile", "flops", "bytes",
     "extra", "created",
 )
+#: the columns each table's digest covers (a run's: with its machine's record, which reports show)
+DIGESTED = {
+    "results": RESULT_COLUMNS,
+    "units": ("run_id", "task", "backend", "method", "finished"),
+    "baseline_cache": ("task", "task_digest", "backend", "shape", "dtype", "env_key", "env", "row", "run_id",
+                       "measured"),
+    "runs": ("id", "started", "finished", "status", "config_key", "config", "hw", "backend", "method", "env", "seed",
+             "machine"),
+}
+_CONTENT = {t: f"SELECT t.rowid AS rowid_, t.* FROM {t} t" for t in DIGESTED}
+_CONTENT["runs"] = ("SELECT t.rowid AS rowid_, t.*, m.info AS machine FROM runs t "
+                    "LEFT JOIN machines m ON m.id = t.machine_id")
 
 
 def now() -> str:
@@ -111,6 +131,7 @@ class Store:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         existed = self.path.exists() and self.path.stat().st_size > 0
+        self._key: bytes | None = None  # the signing key, once this process has written
         if self.path.exists() and not self.path.is_file():
             kind = "a directory" if self.path.is_dir() else "not a regular file"
             raise BadInput(f"results store {self.path} is {kind}")
@@ -123,7 +144,7 @@ class Store:
                 self.db.executescript(_SCHEMA)
                 self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 self.db.commit()
-                self.version = SCHEMA_VERSION
+                self.version = SCHEMA_VERSION  # its key and id come with its first row (_signing_key)
         except sqlite3.DatabaseError as exc:
             raise BadInput(f"results store {self.path} is not a usable mkbench store ({exc}); it was left untouched: "
                            "move it aside or pass --store with another path") from None
@@ -149,13 +170,81 @@ class Store:
         """Upgrade an older store before the first write (reads never change the file)."""
         if self.version == SCHEMA_VERSION:
             return
+        self.db.executescript(_SCHEMA)  # tables the old version lacked (it commits: nothing else is pending)
         with self.db:
             for version in range(self.version, SCHEMA_VERSION):
-                for statement in _MIGRATIONS[version]:
-                    self.db.execute(statement)
-            self.db.executescript(_SCHEMA)
+                for table, column in _MIGRATIONS[version]:
+                    if column.split()[0] not in {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}:
+                        self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
             self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
-        self.version = SCHEMA_VERSION
+            self.version = SCHEMA_VERSION
+            for table in DIGESTED:  # rows from before digests: sealed as legacy, so later changes show
+                for (rowid,) in self.db.execute(f"SELECT rowid FROM {table} WHERE digest IS NULL").fetchall():
+                    self._seal(table, rowid, sd.LEGACY)
+
+    # --- digests (mkbench.store_digest) ------------------------------------------------------
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _signing_key(self) -> bytes:
+        """The store's key, made (with the store's id) on its first write; a store whose key is on
+        another machine is refused: rows written here could not be verified with the others."""
+        if self._key is None:
+            store_id = self._meta(sd.STORE_ID_KEY)
+            if store_id is None:
+                made, _ = sd.new_key(self.path)
+                self.db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (sd.STORE_ID_KEY, made))
+                store_id = self._meta(sd.STORE_ID_KEY)
+                if store_id != made:  # another process made the store's key first
+                    sd.discard_key(made)
+            self._key = sd.load_key(store_id)
+            if self._key is None:
+                raise BadInput(f"results store {self.path} was written with a key that is not on this machine (store "
+                               f"id {store_id}, key directory {sd.key_dir()}): rows written here could not be verified;"
+                               " write to another store, or set MKBENCH_KEY_DIR to the folder holding its key")
+        return self._key
+
+    def _seal(self, table: str, rowid: int, prefix: str = sd.SEALED) -> None:
+        """Write the digest of row ``rowid`` of ``table`` as it now reads back."""
+        row = self.db.execute(f"{_CONTENT[table]} WHERE t.rowid=?", (rowid,)).fetchone()
+        self.db.execute(f"UPDATE {table} SET digest=? WHERE rowid=?",
+                        (sd.digest(self._signing_key(), table, row, DIGESTED[table], prefix), rowid))
+
+    def _update_sealed(self, table: str, rowid: int, sql: str, params: Iterable) -> None:
+        """Run the UPDATE ``sql`` on a row and seal it again, unless it did not verify before: a row
+        changed behind mkbench's back keeps its evidence (mkbench never re-seals what it did not write)."""
+        row = self.db.execute(f"{_CONTENT[table]} WHERE t.rowid=?", (rowid,)).fetchone()
+        state, _ = self.checker().check(table, row, DIGESTED[table]) if row is not None else ("", None)
+        self.db.execute(sql, params)
+        if state != "tampered" and row is not None:
+            self._seal(table, rowid, sd.LEGACY if state == "unverified" else sd.SEALED)
+
+    def checker(self) -> sd.Checker:
+        """What can be verified of this store here (reading never creates a key or writes)."""
+        has_digests = self.version >= 3
+        if self._key is None and has_digests:
+            self._key = sd.load_key(self._meta(sd.STORE_ID_KEY))
+        return sd.Checker(has_digests, self._key)
+
+    def integrity(self, run_ids: Iterable[int] | None = None) -> sd.Integrity:
+        """The store's integrity for these runs (default every run): rows, units, runs and cached
+        baselines that do not verify, named; or the one line saying why nothing can be verified here."""
+        checker = self.checker()
+        out = sd.Integrity(str(self.path), checker.status)
+        if checker.key is None:
+            return out
+        ids = None if run_ids is None else list(run_ids)
+        for table, where in (("runs", "id"), ("units", "run_id"), ("results", "run_id"), ("baseline_cache", None)):
+            query = _CONTENT[table]
+            if ids is not None and where:
+                query += f" WHERE t.{where} IN ({', '.join('?' * len(ids))})"
+            for row in self.db.execute(query, ids if ids is not None and where else ()):
+                state, problem = checker.check(table, row, DIGESTED[table])
+                out.count(state)
+                if problem:
+                    out.problems.append(sd.problem_line(table, row, problem))
+        return out
 
     def close(self) -> None:
         self.db.close()
@@ -180,6 +269,7 @@ class Store:
                 (now(), config_key, json.dumps(config, sort_keys=True), hw, backend, method, mid,
                  json.dumps(env, sort_keys=True),
                  seed, owner, time.time() if owner else None))
+            self._seal("runs", cur.lastrowid)
         return cur.lastrowid
 
     # --- ownership of a running run ----------------------------------------------------------
@@ -197,8 +287,8 @@ class Store:
                 age = time.time() - (row["heartbeat"] or 0)
                 raise RunOwned(f"run {run_id} is being run by {row['owner']} (heartbeat {age:.0f} s ago); "
                                "wait for it to finish, or stop it and --resume again")
-            self.db.execute("UPDATE runs SET status='running', finished=NULL, owner=?, heartbeat=? WHERE id=?",
-                            (owner, time.time(), run_id))
+            self._update_sealed("runs", run_id, "UPDATE runs SET status='running', finished=NULL, owner=?, heartbeat=? "
+                                "WHERE id=?", (owner, time.time(), run_id))
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -221,9 +311,11 @@ class Store:
             if env_update:
                 env = json.loads(self.db.execute("SELECT env FROM runs WHERE id=?", (run_id,)).fetchone()[0])
                 env.update(env_update)
-                self.db.execute("UPDATE runs SET env=? WHERE id=?", (json.dumps(env, sort_keys=True), run_id))
+                self._update_sealed("runs", run_id, "UPDATE runs SET env=? WHERE id=?",
+                                    (json.dumps(env, sort_keys=True), run_id))
             finished = now() if status != "running" else None
-            self.db.execute("UPDATE runs SET status=?, finished=? WHERE id=?", (status, finished, run_id))
+            self._update_sealed("runs", run_id, "UPDATE runs SET status=?, finished=? WHERE id=?",
+                                (status, finished, run_id))
 
     def _run(self, row: sqlite3.Row) -> RunRecord:
         m = self.db.execute("SELECT info FROM machines WHERE id=?", (row["machine_id"],)).fetchone()
@@ -270,30 +362,42 @@ class Store:
                 values = dict(row, run_id=run_id, created=stamp)
                 values["extra"] = json.dumps(values.get("extra") or {}, sort_keys=True)
                 cols = [c for c in RESULT_COLUMNS if c in values]
-                self.db.execute(
+                cur = self.db.execute(
                     f"INSERT INTO results ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
                     [values[c] for c in cols])
-            self.db.execute("INSERT INTO units VALUES (?, ?, ?, ?, ?)", (run_id, task, backend, method, stamp))
+                self._seal("results", cur.lastrowid)
+            cur = self.db.execute("INSERT INTO units (run_id, task, backend, method, finished) VALUES (?, ?, ?, ?, ?)",
+                                  (run_id, task, backend, method, stamp))
+            self._seal("units", cur.lastrowid)
 
     def baseline_times(self, run_id: int, task: str) -> dict[tuple[str, str, str], float]:
         """(method, shape, dtype) -> median microseconds of correct, non-interpreted baselines."""
         rows = self.db.execute(
-            "SELECT method, shape, dtype, time_median_us FROM results WHERE run_id=? AND task=? AND is_baseline=1"
-            " AND verdict=? AND time_median_us IS NOT NULL AND interpreted=0", (run_id, task, str(Verdict.CORRECT)))
-        return {(r[0], r[1], r[2]): r[3] for r in rows}
+            f"{_CONTENT['results']} WHERE t.run_id=? AND t.task=? AND t.is_baseline=1"
+            " AND t.verdict=? AND t.time_median_us IS NOT NULL AND t.interpreted=0",
+            (run_id, task, str(Verdict.CORRECT)))
+        checker = self.checker()
+        return {(r["method"], r["shape"], r["dtype"]): r["time_median_us"] for r in rows
+                if checker.check("results", r, DIGESTED["results"])[0] != "tampered"}
 
     def results(self, run_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
+        """Result rows, each with ``integrity`` (``verified``, ``unverified`` or ``tampered``): a
+        tampered row's verdict reads ``tampered``, its stored one is kept as ``stored_verdict`` and
+        the problem as ``integrity_problem``."""
+        order = " ORDER BY run_id, category, task, backend, method, shape, dtype"
         if run_ids is None:
-            rows = self.db.execute(
-                "SELECT * FROM results ORDER BY run_id, category, task, backend, method, shape, dtype")
+            rows = self.db.execute("SELECT * FROM results" + order)
         else:
             ids = list(run_ids)
-            rows = self.db.execute(
-                f"SELECT * FROM results WHERE run_id IN ({', '.join('?' * len(ids))}) ORDER BY run_id, category, task, "
-                "backend, method, shape, dtype", ids)
+            rows = self.db.execute(f"SELECT * FROM results WHERE run_id IN ({', '.join('?' * len(ids))})" + order, ids)
+        checker = self.checker()
         out = []
         for r in rows:
             d = dict(r)
+            d["integrity"], problem = checker.check("results", d, RESULT_COLUMNS)
+            d.pop("digest", None)
+            if problem:
+                d.update(stored_verdict=d["verdict"], verdict=str(Verdict.TAMPERED), integrity_problem=problem)
             d["extra"] = json.loads(d["extra"] or "{}")
             out.append(d)
         return out
@@ -320,8 +424,8 @@ class Store:
                 if r["is_baseline"]:
                     values = {}
                 sets = ", ".join(f"{k}=?" for k in values) + (", " if values else "") + "extra=?"
-                self.db.execute(f"UPDATE results SET {sets} WHERE id=?",
-                                [*values.values(), json.dumps(extra, sort_keys=True), r["id"]])
+                self._update_sealed("results", r["id"], f"UPDATE results SET {sets} WHERE id=?",
+                                    [*values.values(), json.dumps(extra, sort_keys=True), r["id"]])
 
     # --- the baseline cache ----------------------------------------------------------------------
     def cached_baseline(self, task: str, task_digest: str, backend: str, combos: list[tuple[str, str]],
@@ -329,13 +433,13 @@ class Store:
         """The cached rows of a baseline on every one of ``combos``, or None if any is missing."""
         if self.version != SCHEMA_VERSION:
             return None
-        out = []
+        out, checker = [], self.checker()
         for shape, dtype in combos:
-            row = self.db.execute("SELECT row, run_id, measured FROM baseline_cache WHERE task=? AND task_digest=? "
-                                  "AND backend=? AND shape=? AND dtype=? AND env_key=?",
+            row = self.db.execute(f"{_CONTENT['baseline_cache']} WHERE t.task=? AND t.task_digest=? "
+                                  "AND t.backend=? AND t.shape=? AND t.dtype=? AND t.env_key=?",
                                   (task, task_digest, backend, shape, dtype, env_key)).fetchone()
-            if row is None:
-                return None
+            if row is None or checker.check("baseline_cache", row, DIGESTED["baseline_cache"])[0] == "tampered":
+                return None  # a cached baseline changed behind mkbench's back is measured again
             values = json.loads(row["row"])
             values.setdefault("extra", {})["baseline_cache"] = {"measured_in_run": row["run_id"],
                                                                 "measured": row["measured"]}
@@ -351,10 +455,12 @@ class Store:
                 if not counts_as_correct(r["verdict"]) or not r.get("time_median_us"):
                     continue
                 keep = {k: v for k, v in r.items() if k in RESULT_COLUMNS and k not in ("run_id", "created")}
-                self.db.execute("INSERT OR REPLACE INTO baseline_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                (r["task"], task_digest, r["backend"], r["shape"], r["dtype"], env_key,
-                                 json.dumps(env, sort_keys=True), json.dumps(keep, sort_keys=True, default=str), run_id,
-                                 stamp))
+                cur = self.db.execute(
+                    f"INSERT OR REPLACE INTO baseline_cache ({', '.join(DIGESTED['baseline_cache'])}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (r["task"], task_digest, r["backend"], r["shape"], r["dtype"], env_key,
+                     json.dumps(env, sort_keys=True), json.dumps(keep, sort_keys=True, default=str), run_id, stamp))
+                self._seal("baseline_cache", cur.lastrowid)
 
 
 OVERHEAD_FACTOR = 1.3  # BackendBench's threshold: a baseline this close to an empty launch measures launches

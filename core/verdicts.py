@@ -15,6 +15,7 @@ from typing import Iterable
 
 
 class Verdict(StrEnum):
+    TAMPERED = "tampered"
     MISSING = "missing"
     COMPILE_ERROR = "compile_error"
     HACK = "hack"
@@ -33,6 +34,8 @@ class Verdict(StrEnum):
 SEVERITY: tuple[Verdict, ...] = tuple(Verdict)
 
 MEANING: dict[Verdict, str] = {
+    Verdict.TAMPERED: "the stored row was changed after mkbench wrote it (its keyed digest does not match, or it has "
+                      "none): never reported as its stored verdict, never counted as correct",
     Verdict.MISSING: "no candidate file, or no reference kernel, for the task",
     Verdict.COMPILE_ERROR: "the candidate did not build: syntax, import, missing entry point, compiler or JIT error "
                            "(the message names the file and line)",

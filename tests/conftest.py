@@ -4,6 +4,11 @@ from pathlib import Path
 
 # In-process tests run Triton through its interpreter; it must be chosen before triton is imported.
 os.environ.setdefault("TRITON_INTERPRET", "1")
+# Stores written by tests keep their digest keys in a throwaway folder, not the user's key directory
+# (spawned `mkbench` processes inherit it).
+if "MKBENCH_KEY_DIR" not in os.environ:
+    import tempfile
+    os.environ["MKBENCH_KEY_DIR"] = tempfile.mkdtemp(prefix="mkbench-test-keys-")
 
 import pytest
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..errors import BadInput
 from ..store import Store
+from ..store_digest import Integrity
 
 
 @dataclass
@@ -41,6 +42,7 @@ class ResultSet:
     runs: list[RunInfo]
     rows: pd.DataFrame  # one row per (run, task, shape, dtype, backend, method)
     notes: list[str] = field(default_factory=list)
+    integrity: list[Integrity] = field(default_factory=list)  # per store: what verifying its digests found
 
     def only_tasks(self, names: list[str]) -> "ResultSet":
         """The same runs, with rows of these tasks only (a run's other tasks drop out of every rate)."""
@@ -55,7 +57,7 @@ class ResultSet:
             absent = sorted(set(names) - set(kept.loc[kept["run_key"] == run.key, "task"]))
             if absent:  # said, because the run's rates then stand on fewer tasks than the others'
                 notes.append(f"run {run.key} ({run.status}) has no results for {', '.join(absent)}")
-        return ResultSet(self.runs, kept, self.notes + notes)
+        return ResultSet(self.runs, kept, self.notes + notes, self.integrity)
 
     @property
     def hardware(self) -> list[str]:
@@ -83,7 +85,7 @@ def load_results(stores: list[Path], run_ids: dict[int, list[int]] | list[int] |
         run_ids = {0: run_ids}
     run_ids = run_ids or {}
     runs: list[RunInfo] = []
-    frames = []
+    frames, integrity = [], []
     used: set[str] = set()
     for position, path in enumerate(stores):
         path = Path(path)
@@ -94,6 +96,7 @@ def load_results(stores: list[Path], run_ids: dict[int, list[int]] | list[int] |
             label = _label(path, used)
             wanted = run_ids.get(position)
             records = [store.run(r) for r in wanted] if wanted else store.runs()
+            integrity.append(store.integrity([rec.id for rec in records]))
             for rec in records:
                 if rec.status != "finished" and not include_interrupted:
                     continue
@@ -118,4 +121,4 @@ def load_results(stores: list[Path], run_ids: dict[int, list[int]] | list[int] |
         devices = sorted({r.device_name for r in runs if r.hw == hw})
         if len(devices) > 1:
             notes.append(f"profile {hw} was measured on several devices: {', '.join(devices)}")
-    return ResultSet(runs, rows, notes)
+    return ResultSet(runs, rows, notes, integrity)

@@ -2,6 +2,10 @@
 which assembles named sections (:data:`SECTIONS`) into a :class:`Document` rendered to Markdown or
 HTML.
 
+Every report opens with what verifying the stores' digests found (:mod:`mkbench.store_digest`):
+one line per store that cannot be verified here, and every row changed after it was written, named
+(those rows read as verdict ``tampered``, never as their stored verdict).
+
 Sections, in report order:
 
 * ``environment``: every run with its device, software and revision, and the timer behind each
@@ -92,6 +96,22 @@ class _Context:
     @property
     def candidates(self) -> pd.DataFrame:
         return self.attempts[~self.attempts["is_baseline"]] if len(self.attempts) else self.attempts
+
+
+# --- integrity of the stores -------------------------------------------------------------------
+
+def integrity_header(doc: Document, results: ResultSet) -> None:
+    """One line per store that could not be verified, and a section naming every row that was
+    changed after mkbench wrote it."""
+    for check in results.integrity:
+        for note in check.notes:
+            doc.p(f"Integrity: {note}.")
+    tampered = [(check.store, line) for check in results.integrity for line in check.problems]
+    if tampered:
+        doc.h2("Integrity: rows changed after they were written")
+        doc.p(f"{len(tampered)} stored row(s) do not match the digest mkbench wrote with them (or have none): each is "
+              "reported as verdict `tampered`, never as its stored verdict, and never counts as correct.")
+        doc.table(["store", "what"], [[store, line] for store, line in tampered])
 
 
 # --- environment ------------------------------------------------------------------------------
@@ -479,6 +499,7 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
     if unknown:
         raise ValueError(f"unknown report section(s) {', '.join(unknown)} (known: {', '.join(SECTIONS)})")
     doc = Document(title)
+    integrity_header(doc, results)
     ctx = _Context(results, profiles, roles, glm_baselines, plots_on)
     for name in SECTIONS:
         if name not in sections:
@@ -490,4 +511,4 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
     return doc
 
 
-__all__ = ["MAIN_SECTIONS", "SECTIONS", "build_report"]
+__all__ = ["MAIN_SECTIONS", "SECTIONS", "build_report", "integrity_header"]

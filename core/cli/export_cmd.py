@@ -34,6 +34,7 @@ def run(args) -> int:
     try:
         rows, runs = select_rows(store, args.runs, hw=args.hw, filters={f: getattr(args, f) for f in ROW_FILTERS},
                                  baselines=not args.no_baselines)
+        store.integrity(list(runs)).warn()  # rows carry their own `integrity`; the store's state once, here
     finally:
         store.close()
     out = open(args.output, "w", newline="") if args.output else sys.stdout

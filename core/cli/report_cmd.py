@@ -70,6 +70,8 @@ def load(args):
     from ..analysis import load_results
     from ..plugins import build_registry
     results = load_results(stores_of(args), args.runs)
+    for check in results.integrity:  # one line per store, on standard error; the report says it too
+        check.warn()
     tasks = [t.strip() for item in args.tasks for t in item.split(",") if t.strip()]
     return (results.only_tasks(tasks) if tasks else results), build_registry().hardware
 
@@ -87,6 +89,7 @@ def run(args) -> int:
             if not run_ids:
                 raise BadInput(f"{stores[0]} holds no runs")
             write_json(store, run_ids, args.output)
+            store.integrity(run_ids).warn()
         finally:
             store.close()
         return 0
