@@ -107,3 +107,71 @@ def test_half_outputs_keep_their_scaled_tolerance(dtype):
     ref = torch.full((64,), 1e-4, dtype=torch.float64)
     assert not AllClose().check(_ctx([torch.zeros(64, dtype=dtype)], [ref], dtype)).ok
     assert AllClose().check(_ctx([ref.to(dtype)], [ref], dtype)).ok
+
+
+# --- issue 29: a task-level baseline compute dtype, honoured by the eager and torch.compile baselines
+
+
+def _cumsum_task():
+    from pathlib import Path
+
+    from mkbench.task import load_task_file
+    return load_task_file(Path(__file__).resolve().parent.parent / "tasks" / "math" / "cumsum.py")
+
+
+def test_baseline_compute_dtype_is_honoured_by_the_eager_baseline():
+    from backends.baselines import EagerBaseline
+    from mkbench.task import baseline_reference, baseline_variant
+    task = _cumsum_task()
+    assert task.baseline_compute_dtype == "float32" and task.baseline_compute_reason
+    seen = []
+    plain = task.reference
+
+    def spy(x):
+        seen.append(x.dtype)
+        return plain(x)
+
+    task.reference = spy
+    try:
+        fn = EagerBaseline().compile(task, None, None)
+        x = torch.randn(4, 300, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+        out = fn(x)
+        assert seen == [torch.float32]  # the reference ran in float32 ...
+        assert out.dtype == torch.bfloat16  # ... and the result is cast back to the task's dtype
+        assert torch.equal(out, torch.cumsum(x.float(), -1).to(torch.bfloat16))
+        seen.clear()
+        x32 = x.float()
+        assert torch.equal(baseline_reference(task)(x32), torch.cumsum(x32, -1)) and seen == [torch.float32]
+    finally:
+        task.reference = plain
+    assert baseline_variant(task, "bfloat16") == "eager computed in float32, cast to bfloat16"
+    assert baseline_variant(task, "float32") is None
+    assert baseline_variant(task, "bfloat16", "torch_compile") == "torch_compile computed in float32, cast to bfloat16"
+
+
+def test_baseline_rows_name_the_variant():
+    from backends.baselines import EagerBaseline
+    from mkbench.engine.plan import Unit
+    from mkbench.engine.rows import _skeleton, skipped_rows
+    task = _cumsum_task()
+    unit = Unit(task, EagerBaseline(), None, "eager", None, [("small", "bfloat16"), ("small", "float32")], [])
+    rows, _ = _skeleton(unit)
+    assert rows[("small", "bfloat16")]["extra"]["baseline_variant"] == "eager computed in float32, cast to bfloat16"
+    assert "baseline_variant" not in rows[("small", "float32")]["extra"]
+    assert skipped_rows(unit) == []
+
+
+def test_bfloat16_running_sum_is_still_rejected():
+    """What eager's CUDA scan does at bfloat16 (the running sum carried in bfloat16) fails the
+    cumsum contract on a long row; the float32-computed baseline passes it."""
+    from mkbench.task import baseline_reference
+    task = _cumsum_task()
+    (x,) = task.make_inputs({"rows": 8, "cols": 8192}, torch.bfloat16, torch.Generator().manual_seed(1))
+    ref = torch.cumsum(x.double(), -1)
+    acc, outs = x[:, 0].clone(), [x[:, 0]]
+    for j in range(1, x.shape[1]):
+        acc = acc + x[:, j]
+        outs.append(acc)
+    carried = torch.stack(outs, 1)
+    assert not task.contract.check(_ctx([carried], [ref], torch.bfloat16)).ok
+    assert task.contract.check(_ctx([baseline_reference(task)(x)], [ref], torch.bfloat16)).ok
