@@ -175,3 +175,53 @@ def test_bfloat16_running_sum_is_still_rejected():
     carried = torch.stack(outs, 1)
     assert not task.contract.check(_ctx([carried], [ref], torch.bfloat16)).ok
     assert task.contract.check(_ctx([baseline_reference(task)(x)], [ref], torch.bfloat16)).ok
+
+
+# --- issue 29: derived rounding bounds accept eager-style bfloat16 arithmetic and still reject wrong answers
+
+
+def _task(rel):
+    from pathlib import Path
+
+    from mkbench.task import load_task_file
+    return load_task_file(Path(__file__).resolve().parent.parent / "tasks" / rel)
+
+
+@pytest.mark.parametrize("rel,params", [
+    ("fusion/bias_swish_residual_scale.py", {"rows": 512, "cols": 1536}),
+    ("fusion/masked_softmax.py", {"batch": 1, "heads": 2, "seq": 1024}),
+    ("optimizer/rmsprop.py", {"n": 2 ** 20}),
+    ("optimizer/lion.py", {"n": 2 ** 20}),
+])
+def test_rounding_bound_accepts_eager_bfloat16_and_rejects_wrong(rel, params):
+    from mkbench.contracts import upcast
+    from mkbench.inputs import normalize
+    task = _task(rel)
+    for seed in (0, 1):
+        inputs = task.make_inputs(params, torch.bfloat16, torch.Generator().manual_seed(seed))
+        eager = normalize(task.reference(*inputs))  # CPU eager: every op's result rounded to bfloat16
+        ref = normalize(task.reference(*upcast(inputs, torch.float64)))
+        ok = task.contract.check(CheckContext(torch.bfloat16, inputs, eager, lambda: ref, None))
+        assert ok.ok, ok.message
+        wrong = tuple((o.double() * 1.05).to(o.dtype) for o in eager)
+        assert not task.contract.check(CheckContext(torch.bfloat16, inputs, wrong, lambda: ref, None)).ok
+
+
+def test_bias_swish_default_tolerance_rejects_eager_where_the_bound_accepts():
+    """A cancelling residual next to an outlier branch: eager's bfloat16 roundings of the large
+    intermediates exceed rtol |y| + atol rms(y), but not the derived bound."""
+    from mkbench.contracts import AllClose
+    task = _task("fusion/bias_swish_residual_scale.py")
+    x = torch.tensor([[40.0, 1.0]]).to(torch.bfloat16)
+    bias = torch.tensor([0.25, 0.0]).to(torch.bfloat16)
+    gamma = torch.tensor([1.9, 0.5]).to(torch.bfloat16)
+    res = (-(gamma.double() * torch.nn.functional.silu(x.double() + bias.double()))[0] + torch.tensor([0.01, 1.0],
+           dtype=torch.float64)).to(torch.bfloat16).unsqueeze(0)
+    inputs = (x, bias, gamma, res)
+    eager = (task.reference(*inputs),)
+    ref = (task.reference(*(v.double() for v in inputs)),)
+    ctx = CheckContext(torch.bfloat16, inputs, eager, lambda: ref, None)
+    assert task.contract.check(ctx).ok
+    err = (eager[0].double() - ref[0]).abs().max()
+    assert err > 0.05  # rounding of the ~77 branch and the residual: far above rtol x |y| ~ 0.02
+    assert not AllClose().check(ctx).ok
