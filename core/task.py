@@ -78,6 +78,14 @@ class Task:
     #: attributes in forward), or None: the judge's copy then agrees with a candidate only while
     #: both have made the same calls, so answers after the timed calls are not judged
     stateful_reference: str | None = None
+    #: the dtype the PyTorch baselines (eager, torch.compile) compute in where the task's dtype is
+    #: narrower, or None (they run the reference at the task's dtype). Set where the framework's
+    #: own answer at a half dtype is not acceptable (a bfloat16 cumsum accumulated in bfloat16 over
+    #: a long row): floating inputs of the task's dtype are upcast, the reference runs, floating
+    #: outputs are cast back (:func:`baseline_reference`); rows say so (:func:`baseline_variant`)
+    baseline_compute_dtype: str | None = None
+    #: why ``baseline_compute_dtype`` is set (shown with the variant); required with it
+    baseline_compute_reason: str | None = None
     source: str | None = field(default=None, compare=False)  # file the task was loaded from
 
     def __post_init__(self):
@@ -90,6 +98,12 @@ class Task:
         for d in self.dtypes:
             if d not in DTYPES:
                 raise BadInput(f"task {self.name}: unknown dtype {d!r}")
+        if self.baseline_compute_dtype is not None:
+            if self.baseline_compute_dtype not in DTYPES or not DTYPES[self.baseline_compute_dtype].is_floating_point:
+                raise BadInput(f"task {self.name}: baseline_compute_dtype must be a floating dtype name, not "
+                               f"{self.baseline_compute_dtype!r}")
+            if not self.baseline_compute_reason:
+                raise BadInput(f"task {self.name}: baseline_compute_dtype needs baseline_compute_reason")
         names = [s.name for s in self.shapes]
         if len(set(names)) != len(names):
             raise BadInput(f"task {self.name}: duplicate shape names {names}")
@@ -158,3 +172,46 @@ def load_task_dir(root: str | Path) -> list[Task]:
             continue
         tasks.append(load_task_file(path))
     return tasks
+
+
+def _narrower(dtype: torch.dtype, than: torch.dtype) -> bool:
+    return dtype.is_floating_point and torch.finfo(dtype).bits < torch.finfo(than).bits
+
+
+def baseline_variant(task: Task, dtype_name: str, backend: str = "eager") -> str | None:
+    """What a PyTorch baseline of ``task`` at ``dtype_name`` computes, where it is not the reference
+    at the task's dtype (``Task.baseline_compute_dtype``): e.g. "eager computed in float32, cast to
+    bfloat16"; None where the baseline is the plain reference."""
+    compute = task.baseline_compute_dtype
+    if compute is None or dtype_name not in DTYPES or not _narrower(DTYPES[dtype_name], DTYPES[compute]):
+        return None
+    return f"{backend} computed in {compute}, cast to {dtype_name}"
+
+
+def baseline_reference(task: Task) -> Callable[..., Any]:
+    """The callable the PyTorch baselines run: ``task.reference``, or, with
+    ``Task.baseline_compute_dtype`` set, the reference over floating inputs upcast to that dtype
+    where they are narrower, with its floating outputs cast back to the narrowest floating input
+    dtype (the task's dtype). Tensors at the compute dtype or wider are left as they are."""
+    compute_name = task.baseline_compute_dtype
+    if compute_name is None:
+        return task.reference
+    compute = DTYPES[compute_name]
+    reference = task.reference
+
+    def upcast_reference(*args):
+        narrow = [a.dtype for a in args if isinstance(a, torch.Tensor) and _narrower(a.dtype, compute)]
+        if not narrow:
+            return reference(*args)
+        out_dtype = min(narrow, key=lambda d: torch.finfo(d).bits)
+        up = tuple(a.to(compute) if isinstance(a, torch.Tensor) and _narrower(a.dtype, compute) else a for a in args)
+        out = reference(*up)
+
+        def back(v):
+            return v.to(out_dtype) if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+        if isinstance(out, (tuple, list)):
+            return type(out)(back(v) for v in out)
+        return back(out)
+
+    upcast_reference.__name__ = f"{getattr(reference, '__name__', 'reference')}_in_{compute_name}"
+    return upcast_reference

@@ -2,10 +2,11 @@
 deterministic, depends on every input, passes its own contract, and its contract rejects the
 negative controls that public suites were caught accepting (MEASUREMENT.md).
 
-Positive controls: the framework's own result (eager: the reference at the task's dtype, the
-baseline every speedup is measured against; with ``compile``, torch.compile's too) must pass the
-task's contract on every seed checked. On the CPU that is the small and awkward shapes; on a GPU
-(``mkbench validate --device cuda``) every shape, where eager was seen failing contracts it passed
+Positive controls: the framework's own result (eager: the reference at the task's dtype, or in
+``Task.baseline_compute_dtype`` where the task sets one, the baseline every speedup is measured
+against; with ``compile``, torch.compile's too) must pass the task's contract on every seed checked.
+On the CPU that is the small and awkward shapes; on a GPU (``mkbench validate --device cuda``) every
+shape, where eager was seen failing contracts it passed
 on the CPU (bfloat16 rounding on large shapes).
 
 Inputs must be the same in every process: the judge regenerates them in its own. Each combination's
@@ -24,7 +25,7 @@ from .hardware import HardwareProfile
 from .inputs import generate, same, seed_for
 from .inputs import normalize as _normalize
 from .judge import check_callable
-from .task import Shape, Task
+from .task import Shape, Task, baseline_reference
 
 
 @dataclass
@@ -156,9 +157,10 @@ def _positive_controls(task: Task, shape: Shape, dtype: str, device: str, seed: 
                        compile_control: bool, v: TaskValidation, where: str) -> None:
     """The framework's results must pass the contract: eager (the reference at the task's dtype) and,
     asked for, torch.compile's build of it."""
-    positives = {"eager": task.reference}
+    # the baselines as they run: with Task.baseline_compute_dtype, in that dtype and cast back
+    positives = {"eager": baseline_reference(task)}
     if compile_control:
-        positives["torch.compile"] = torch.compile(task.reference)
+        positives["torch.compile"] = torch.compile(baseline_reference(task))
     for name, fn in positives.items():
         v.positives_run += 1
         res = check_callable(task, fn, shape, dtype, seeds, seed, device)

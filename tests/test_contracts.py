@@ -107,3 +107,121 @@ def test_half_outputs_keep_their_scaled_tolerance(dtype):
     ref = torch.full((64,), 1e-4, dtype=torch.float64)
     assert not AllClose().check(_ctx([torch.zeros(64, dtype=dtype)], [ref], dtype)).ok
     assert AllClose().check(_ctx([ref.to(dtype)], [ref], dtype)).ok
+
+
+# --- issue 29: a task-level baseline compute dtype, honoured by the eager and torch.compile baselines
+
+
+def _cumsum_task():
+    from pathlib import Path
+
+    from mkbench.task import load_task_file
+    return load_task_file(Path(__file__).resolve().parent.parent / "tasks" / "math" / "cumsum.py")
+
+
+def test_baseline_compute_dtype_is_honoured_by_the_eager_baseline():
+    from backends.baselines import EagerBaseline
+    from mkbench.task import baseline_reference, baseline_variant
+    task = _cumsum_task()
+    assert task.baseline_compute_dtype == "float32" and task.baseline_compute_reason
+    seen = []
+    plain = task.reference
+
+    def spy(x):
+        seen.append(x.dtype)
+        return plain(x)
+
+    task.reference = spy
+    try:
+        fn = EagerBaseline().compile(task, None, None)
+        x = torch.randn(4, 300, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+        out = fn(x)
+        assert seen == [torch.float32]  # the reference ran in float32 ...
+        assert out.dtype == torch.bfloat16  # ... and the result is cast back to the task's dtype
+        assert torch.equal(out, torch.cumsum(x.float(), -1).to(torch.bfloat16))
+        seen.clear()
+        x32 = x.float()
+        assert torch.equal(baseline_reference(task)(x32), torch.cumsum(x32, -1)) and seen == [torch.float32]
+    finally:
+        task.reference = plain
+    assert baseline_variant(task, "bfloat16") == "eager computed in float32, cast to bfloat16"
+    assert baseline_variant(task, "float32") is None
+    assert baseline_variant(task, "bfloat16", "torch_compile") == "torch_compile computed in float32, cast to bfloat16"
+
+
+def test_baseline_rows_name_the_variant():
+    from backends.baselines import EagerBaseline
+    from mkbench.engine.plan import Unit
+    from mkbench.engine.rows import _skeleton, skipped_rows
+    task = _cumsum_task()
+    unit = Unit(task, EagerBaseline(), None, "eager", None, [("small", "bfloat16"), ("small", "float32")], [])
+    rows, _ = _skeleton(unit)
+    assert rows[("small", "bfloat16")]["extra"]["baseline_variant"] == "eager computed in float32, cast to bfloat16"
+    assert "baseline_variant" not in rows[("small", "float32")]["extra"]
+    assert skipped_rows(unit) == []
+
+
+def test_bfloat16_running_sum_is_still_rejected():
+    """What eager's CUDA scan does at bfloat16 (the running sum carried in bfloat16) fails the
+    cumsum contract on a long row; the float32-computed baseline passes it."""
+    from mkbench.task import baseline_reference
+    task = _cumsum_task()
+    (x,) = task.make_inputs({"rows": 8, "cols": 8192}, torch.bfloat16, torch.Generator().manual_seed(1))
+    ref = torch.cumsum(x.double(), -1)
+    acc, outs = x[:, 0].clone(), [x[:, 0]]
+    for j in range(1, x.shape[1]):
+        acc = acc + x[:, j]
+        outs.append(acc)
+    carried = torch.stack(outs, 1)
+    assert not task.contract.check(_ctx([carried], [ref], torch.bfloat16)).ok
+    assert task.contract.check(_ctx([baseline_reference(task)(x)], [ref], torch.bfloat16)).ok
+
+
+# --- issue 29: derived rounding bounds accept eager-style bfloat16 arithmetic and still reject wrong answers
+
+
+def _task(rel):
+    from pathlib import Path
+
+    from mkbench.task import load_task_file
+    return load_task_file(Path(__file__).resolve().parent.parent / "tasks" / rel)
+
+
+@pytest.mark.parametrize("rel,params", [
+    ("fusion/bias_swish_residual_scale.py", {"rows": 512, "cols": 1536}),
+    ("fusion/masked_softmax.py", {"batch": 1, "heads": 2, "seq": 1024}),
+    ("optimizer/rmsprop.py", {"n": 2 ** 20}),
+    ("optimizer/lion.py", {"n": 2 ** 20}),
+])
+def test_rounding_bound_accepts_eager_bfloat16_and_rejects_wrong(rel, params):
+    from mkbench.contracts import upcast
+    from mkbench.inputs import normalize
+    task = _task(rel)
+    for seed in (0, 1):
+        inputs = task.make_inputs(params, torch.bfloat16, torch.Generator().manual_seed(seed))
+        eager = normalize(task.reference(*inputs))  # CPU eager: every op's result rounded to bfloat16
+        ref = normalize(task.reference(*upcast(inputs, torch.float64)))
+        ok = task.contract.check(CheckContext(torch.bfloat16, inputs, eager, lambda: ref, None))
+        assert ok.ok, ok.message
+        wrong = tuple((o.double() * 1.05).to(o.dtype) for o in eager)
+        assert not task.contract.check(CheckContext(torch.bfloat16, inputs, wrong, lambda: ref, None)).ok
+
+
+def test_bias_swish_default_tolerance_rejects_eager_where_the_bound_accepts():
+    """A cancelling residual next to an outlier branch: eager's bfloat16 roundings of the large
+    intermediates exceed rtol |y| + atol rms(y), but not the derived bound."""
+    from mkbench.contracts import AllClose
+    task = _task("fusion/bias_swish_residual_scale.py")
+    x = torch.tensor([[40.0, 1.0]]).to(torch.bfloat16)
+    bias = torch.tensor([0.25, 0.0]).to(torch.bfloat16)
+    gamma = torch.tensor([1.9, 0.5]).to(torch.bfloat16)
+    res = (-(gamma.double() * torch.nn.functional.silu(x.double() + bias.double()))[0] + torch.tensor([0.01, 1.0],
+           dtype=torch.float64)).to(torch.bfloat16).unsqueeze(0)
+    inputs = (x, bias, gamma, res)
+    eager = (task.reference(*inputs),)
+    ref = (task.reference(*(v.double() for v in inputs)),)
+    ctx = CheckContext(torch.bfloat16, inputs, eager, lambda: ref, None)
+    assert task.contract.check(ctx).ok
+    err = (eager[0].double() - ref[0]).abs().max()
+    assert err > 0.05  # rounding of the ~77 branch and the residual: far above rtol x |y| ~ 0.02
+    assert not AllClose().check(ctx).ok

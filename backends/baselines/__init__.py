@@ -7,27 +7,31 @@ from __future__ import annotations
 
 from mkbench.backend import Backend
 from mkbench.hookspecs import hookimpl
+from mkbench.task import baseline_reference
 
 
 class EagerBaseline(Backend):
     name = "eager"
     language = "pytorch"
     is_baseline = True
-    candidate_contract = "The task's PyTorch reference, run eagerly at the task's dtype."
+    candidate_contract = ("The task's PyTorch reference, run eagerly at the task's dtype (or, where the task sets "
+                          "baseline_compute_dtype, in that dtype with the result cast back; rows say so in "
+                          "extra['baseline_variant']).")
 
     def compile(self, task, source, hw):
-        return task.reference
+        return baseline_reference(task)
 
 
 class CompileBaseline(Backend):
     name = "torch_compile"
     language = "pytorch"
     is_baseline = True
-    candidate_contract = "The task's PyTorch reference through torch.compile (inductor, static shapes)."
+    candidate_contract = ("The task's PyTorch reference through torch.compile (inductor, static shapes); as eager "
+                          "for tasks that set baseline_compute_dtype.")
 
     def compile(self, task, source, hw):
         import torch
-        return torch.compile(task.reference, dynamic=False)
+        return torch.compile(baseline_reference(task), dynamic=False)
 
 
 @hookimpl

@@ -9,7 +9,7 @@ from typing import Any
 from ..candidate import source_hash
 from ..hardware import roofline_floor_us
 from ..integrity import Policy, decide, framework_evidence, hack_evidence
-from ..task import DTYPES
+from ..task import DTYPES, baseline_variant
 from ..trace import analyze
 from ..verdicts import Verdict
 from .lane import combo_key
@@ -42,6 +42,10 @@ def _skeleton(unit: Unit) -> tuple[dict[tuple[str, str], dict], list[dict]]:
             extra["static_warnings"] = list(unit.warnings)
         if unit.metadata:
             extra["import"] = unit.metadata
+        variant = baseline_variant(task, dtype_name, unit.backend.name) if unit.backend.is_baseline else None
+        if variant:  # the speedup is against this baseline, not the reference at the task's dtype
+            extra["baseline_variant"] = variant
+            extra["baseline_variant_reason"] = task.baseline_compute_reason
         rows[(shape_name, dtype_name)] = dict(
             base, shape=shape_name, shape_role=shape.role, dtype=dtype_name, verdict=Verdict.NOT_RUN,
             compile_status="not_run", correct_status="not_run", perf_status="not_run", error=None,

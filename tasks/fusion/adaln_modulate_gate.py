@@ -1,7 +1,7 @@
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
+from mkbench.contracts import DEFAULT_TOLERANCES, RoundingBound, Tol, dot_rounding
 from mkbench.taskkit import itemsize, randn
 
 EPS = 1e-6  # DiT's LayerNorm eps (no affine parameters)
@@ -23,6 +23,27 @@ def reference(x, shift, scale, gate, weight, bias):
     f = torch.nn.functional
     h = f.layer_norm(x, (x.shape[-1],), eps=EPS) * (1 + scale.unsqueeze(1)) + shift.unsqueeze(1)
     return x + gate.unsqueeze(1) * f.linear(h, weight, bias)
+
+
+def rounding_magnitude(x, shift, scale, gate, weight, bias):
+    """First-order error analysis of eager, which rounds every op's result to the task's dtype (u
+    its unit roundoff; LayerNorm's statistics and the GEMM accumulate in float32):
+        h0 = LayerNorm(x), 1 + scale, h1 = h0 (1 + scale)   three roundings, each ~u|h1| on h1
+        h = h1 + shift                                       u|h|
+        l = h W^T + bias                                     rounded once or twice: <= 2u|l|
+        y = x + gate * l                                     u|gate l| + u|y|
+    The roundings of h reach l through the dot product over D: independent, so (RoundingBound)
+    8/sqrt(3) u sqrt(sum_j W_ij^2 (3 h1_j^2 + h_j^2)), times |gate|. A 10x outlier of x is a ~40
+    entry of h1 (LayerNorm, then 1 + scale up to ~2) meeting an 8x outlier weight: ~0.1 of one
+    rounding, x |gate| ~2 and three roundings, where the output need not be large: on an H200 eager
+    bfloat16 missed the default tolerance on 79 of 75.5M elements (max error 0.221), mkbench's
+    Triton reference on 1."""
+    f = torch.nn.functional
+    h1 = f.layer_norm(x, (x.shape[-1],), eps=EPS) * (1 + scale.unsqueeze(1))
+    h = h1 + shift.unsqueeze(1)
+    gl = gate.unsqueeze(1) * f.linear(h, weight, bias)
+    carried = dot_rounding(weight.square(), 3 * h1.square() + h.square(), f.linear)
+    return ((x + gl).abs() + 3 * gl.abs() + gate.unsqueeze(1).abs() * carried.to(x.dtype),)
 
 
 def make_inputs(shape, dtype, gen):
@@ -66,7 +87,12 @@ TASK = Task(
         Shape("large", {"batch": 64, "tokens": 1024, "dim": 1152}, "large"),
     ],
     dtypes=("float32", "bfloat16"),
-    contract=AllClose(tolerances=TOLERANCES),
+    # slack 2 over the first-order analysis (rounding_magnitude): one rounding counted per op,
+    # float32 internals add ~2^-24 relative. At float32 (u = 2^-24) the allowance is ~1e-6 x rms,
+    # far below the bf16_compute control's miss; the derived float32 atol above still applies.
+    contract=RoundingBound(magnitudes=rounding_magnitude, slack=2.0, tolerances=TOLERANCES, description=(
+        "allclose vs float64 (bfloat16 default, float32 rtol 1e-4 atol 5e-5, atol x rms) plus 2 u (|y| + 3 |gate l| + "
+        "|gate| 8/sqrt(3) sqrt(sum_j W_ij^2 (3 h1_j^2 + h_j^2))): first-order rounding of each op to the output dtype")),
     flops=flops,
     bytes=nbytes_moved,
 )

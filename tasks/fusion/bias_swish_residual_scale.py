@@ -1,7 +1,7 @@
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import AllClose
+from mkbench.contracts import RoundingBound
 from mkbench.taskkit import nbytes, randn
 
 
@@ -10,6 +10,24 @@ def reference(x, bias, gamma, residual):
     # used in ConvNeXt and DINOv2) whose output goes through a bias and a Swish/SiLU: bias add,
     # activation, the learned per-channel scale gamma and the residual add, in one pass.
     return residual + gamma * torch.nn.functional.silu(x + bias)
+
+
+def rounding_magnitude(x, bias, gamma, residual):
+    """First-order error analysis of eager, which rounds each of its four ops to the task's dtype
+    (u its unit roundoff; each op computed in float32 inside, one rounding of its result):
+        v = x + bias          error u|v|
+        s = silu(v)           |silu'(v)| u|v| carried, + u|s|
+        t = gamma * s         |gamma| (that), + u|t|
+        y = residual + t      (that), + u|y|
+    so |y_eager - y| <= u (|gamma| |silu'(v)| |v| + 2|t| + |y|) to first order. Where the branch
+    is large and the residual cancels it (an outlier x of ~40 with gamma ~2 next to a residual of
+    the other sign), that is far above rtol |y| + atol rms(y): on an H200 eager bfloat16 missed
+    the default tolerance by an error of 1.07 on 1 of 100.8M elements."""
+    v = x + bias
+    sig = torch.sigmoid(v)
+    t = gamma * v * sig
+    dsilu = sig * (1 + v * (1 - sig))
+    return ((gamma * dsilu * v).abs() + 2 * t.abs() + (residual + t).abs(),)
 
 
 def make_inputs(shape, dtype, gen):
@@ -47,7 +65,13 @@ TASK = Task(
         Shape("large", {"rows": 65600, "cols": 1536}, "large"),
     ],
     dtypes=("float32", "bfloat16"),
-    contract=AllClose(),
+    # slack 2: the analysis is first order (second-order terms are u^2) and counts one rounding
+    # per op where eager's float32 internals add a few 2^-24 relative; 2x keeps a faithful
+    # implementation off the edge. float32 gets the same derivation at u = 2^-24 (the bf16_compute
+    # control, at 2^-8, is still rejected by far).
+    contract=RoundingBound(magnitudes=rounding_magnitude, slack=2.0, description=(
+        "allclose vs float64 (default tolerances, atol x rms) plus 2 u (|gamma silu'(v) v| + 2 |gamma silu(v)| + |y|), "
+        "v = x + bias: the first-order rounding error of the four ops rounded to the output dtype")),
     flops=flops,
     bytes=nbytes_moved,
 )

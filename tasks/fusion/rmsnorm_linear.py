@@ -1,7 +1,7 @@
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
+from mkbench.contracts import DEFAULT_TOLERANCES, RoundingBound, Tol, dot_rounding
 from mkbench.taskkit import itemsize, randn
 
 EPS = 1e-5  # Llama-3's rms_norm_eps
@@ -21,6 +21,27 @@ TOLERANCES = dict(DEFAULT_TOLERANCES, float32=Tol(rtol=1e-4, atol=5e-5))
 def reference(x, norm_weight, weight):
     rstd = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + EPS)
     return torch.nn.functional.linear(x * rstd * norm_weight, weight)
+
+
+def rounding_magnitude(x, norm_weight, weight):
+    """First-order error analysis of eager, which rounds every op's result to the task's dtype (u
+    its unit roundoff; the mean and the GEMM accumulate in float32):
+        x^2, mean, + eps          the K roundings of x^2 average out (~u / sqrt(K)); the mean and
+                                  the + eps round once each: <= 2u relative
+        rstd = rsqrt(.)           halves that, + u: <= 2u relative, common to the whole row,
+                                  so <= 2u |y| on the output
+        h1 = x rstd, h2 = h1 g    two roundings, ~u|h2_j| each on h2
+        y = h2 W^T                rounded once: u|y|
+    The terms proportional to |y| total <= 3u |y| (1.2% at bfloat16), inside the default rtol
+    (2e-2 = 5u), so the allowance is only what rtol cannot cover: the roundings of h2 reach y
+    through the dot product over K, independent, so (RoundingBound) 8/sqrt(3) u
+    sqrt(sum_j W_ij^2 2 h2_j^2), which does not shrink with |y|. Rows with a few 30x channels put ~18 into h2 next to
+    8x outlier weights: the GEMM-carried error reaches ~1 atol (0.02 x rms) on a few of the 100M
+    outputs, and eager bfloat16 was seen rejected on an H200."""
+    rstd = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + EPS)
+    h2 = x * rstd * norm_weight
+    carried = dot_rounding(weight.square(), 2 * h2.square(), torch.nn.functional.linear)
+    return (carried.to(x.dtype),)
 
 
 def make_inputs(shape, dtype, gen):
@@ -61,7 +82,12 @@ TASK = Task(
         Shape("large", {"M": 16384, "K": 4096, "N": 6144}, "large"),
     ],
     dtypes=("float32", "bfloat16"),
-    contract=AllClose(tolerances=TOLERANCES),
+    # slack 2 over the first-order analysis (rounding_magnitude): one rounding counted per op,
+    # float32 internals add ~2^-24 relative. At float32 (u = 2^-24) the allowance is ~1e-6 x rms,
+    # far below the bf16_compute control's miss; the derived float32 atol above still applies.
+    contract=RoundingBound(magnitudes=rounding_magnitude, slack=2.0, tolerances=TOLERANCES, description=(
+        "allclose vs float64 (bfloat16 default, float32 rtol 1e-4 atol 5e-5, atol x rms) plus 2 u 8/sqrt(3) "
+        "sqrt(sum_j W_ij^2 2 h2_j^2), h2 = x rstd g: the roundings of h2 carried by the GEMM (the rest is in rtol)")),
     flops=flops,
     bytes=nbytes_moved,
 )

@@ -38,6 +38,19 @@ TASK = Task(
     ],
     dtypes=("float32", "bfloat16"),
     contract=AllClose(),
+    # Not accepted: a bfloat16 running product. Carried in bfloat16, each of the C - 1 steps rounds the
+    # running product (relative error up to u = 2^-8 of its magnitude), so after C steps the error
+    # is ~u sqrt(C) x |running product| at best and u C x it at worst, which at C = 8192 is far
+    # beyond the bfloat16 tolerance (2e-2 x rms + 2e-2 |ref|): eager's CUDA scan does this. Computed
+    # in float32 (u = 2^-24) and rounded once to bfloat16, the error is one bfloat16 rounding of
+    # the output (u |ref|, inside rtol) plus u_32 C x |running product|, negligible.
+    baseline_compute_dtype="float32",
+    baseline_compute_reason=(
+        "PyTorch eager's bfloat16 cumprod on CUDA carries the running product in bfloat16: each of the C - 1 "
+        "steps rounds it (relative error 2^-8 per step), so the error grows with the row length; on H200s at "
+        "8192 columns it was off by up to 16.6 (66.3M of 67M elements outside the bfloat16 tolerance). That "
+        "answer is not accepted; the baselines compute in float32 and round once to bfloat16"
+    ),
     flops=flops,
     bytes=nbytes_moved,
 )

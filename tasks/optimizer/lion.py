@@ -9,7 +9,7 @@ Inputs: param [N], grads [3, N], exp_avg [N], lr, beta1, beta2, weight_decay. Ou
     exp_avg = beta2 * exp_avg + (1 - beta2) * g
 
 Contract: exp_avg within the dtype's default tolerance of the float64 reference (allclose, atol
-x rms). param likewise, except at positions where sign(c) is decided by rounding: where, at some
+x rms) plus twice its running first-order rounding bound (see check). param likewise, except at positions where sign(c) is decided by rounding: where, at some
 step, |c| <= tau * (|beta1 exp_avg| + |(1 - beta1) g|) (all in float64 along the reference
 trajectory), the sign may come out either way, and param may differ from the reference by up to
 2 lr per such step (plus the tolerance). tau = 1e-5 for float32 (c and exp_avg carry a few
@@ -45,28 +45,49 @@ def reference(param, grads, exp_avg, lr, beta1, beta2, weight_decay):
     return param, exp_avg
 
 
+SLACK = 2.0  # x the first-order rounding bound: it counts one rounding per op, eager's float32 internals add ~2^-24
+
+
 def check(ctx):
     param, grads, exp_avg, lr, beta1, beta2, weight_decay = ctx.inputs
     p_out, m_out = ctx.outputs
     p_ref, m_ref = ctx.reference()
     tol = DEFAULT_TOLERANCES[DTYPE_NAMES[ctx.dtype]]
-    res_m = compare_close(m_out, m_ref, tol, "rms", "exp_avg")
-    if not res_m.ok:
-        return res_m
-    # positions whose sign(c) is within rounding of zero, along the float64 trajectory
+    u = torch.finfo(ctx.dtype).eps / 2
+    # Running first-order error analysis of eager, which rounds every op's result to the task's
+    # dtype: e(v) bounds v's error in units of u (a rounding adds |v|, a * v carries |a| e(v)).
+    #   c = beta1 m + (1 - beta1) g       e(c) = beta1 e(m) + |beta1 m| + |c|
+    #   param = param (1 - lr wd) - lr s  e(p) = (1 - lr wd) e(p) + |param (1 - lr wd)| + |param'|
+    #   m = beta2 m + (1 - beta2) g       e(m) = beta2 e(m) + |beta2 m| + |m'|
+    # exp_avg cancels where an outlier gradient (10x) meets a state of the other sign, so its
+    # error is set by |beta2 m| and the gradient term, not by |m'|: on an H200 eager bfloat16
+    # missed the rms-scaled default on 6 of 16.8M exp_avg elements (max error 5e-6, atol 1.4e-6).
+    # sign(c) is decided by rounding where |c| <= max(tau (|beta1 m| + |(1 - beta1) g|), SLACK u e(c)).
     m = exp_avg.to(torch.float64)
+    p = param.to(torch.float64)
+    em, ep = torch.zeros_like(m), torch.zeros_like(m)
     ties = torch.zeros(param.shape, dtype=torch.float64, device=param.device)
     for k in range(grads.shape[0]):
         g = grads[k].to(torch.float64)
         a, b = beta1 * m, (1 - beta1) * g
-        ties += ((a + b).abs() <= TAU[ctx.dtype] * (a.abs() + b.abs())).to(torch.float64)
-        m = beta2 * m + (1 - beta2) * g
+        ec = beta1 * em + a.abs() + (a + b).abs()
+        near = (a + b).abs() <= torch.maximum(TAU[ctx.dtype] * (a.abs() + b.abs()), SLACK * u * ec)
+        ties += near.to(torch.float64)
+        pd = p * (1 - lr * weight_decay)
+        p = pd - lr * torch.sign(a + b)
+        ep = (1 - lr * weight_decay) * ep + pd.abs() + p.abs()
+        m_b = beta2 * m
+        m = m_b + (1 - beta2) * g
+        em = beta2 * em + m_b.abs() + m.abs()
+    res_m = compare_close(m_out, m_ref, tol, "rms", "exp_avg", extra=SLACK * u * em)
+    if not res_m.ok:
+        return res_m
     free = ties == 0
-    res_p = compare_close(p_out[free], p_ref[free], tol, "rms", "param")
+    res_p = compare_close(p_out[free], p_ref[free], tol, "rms", "param", extra=SLACK * u * ep[free])
     if not res_p.ok:
         return res_p
     s = float(p_ref.to(torch.float64).square().mean().sqrt())
-    slack = 2 * lr * ties + tol.atol * s + tol.rtol * p_ref.to(torch.float64).abs()
+    slack = 2 * lr * ties + tol.atol * s + tol.rtol * p_ref.to(torch.float64).abs() + SLACK * u * ep
     err = (p_out.to(torch.float64) - p_ref.to(torch.float64)).abs()
     bad = ~(err <= slack) & ~free
     if bool(bad.any()):
@@ -110,8 +131,9 @@ TASK = Task(
     ],
     dtypes=("float32", "bfloat16"),
     contract=Custom(fn=check, description=(
-        "exp_avg: allclose vs float64 (default tolerances, atol x rms); param: allclose except where |c| <= tau(|b1 m| + "
-        "|(1-b1) g|) at some step (tau 1e-5 fp32, 2^-5 bf16), where up to 2 lr per such step is allowed")),
+        "exp_avg: allclose vs float64 (default tolerances, atol x rms) plus 2 u e(m), e the running first-order rounding "
+        "bound; param: likewise (2 u e(p)) except where |c| <= max(tau(|b1 m| + |(1-b1) g|), 2 u e(c)) at some step "
+        "(tau 1e-5 fp32, 2^-5 bf16), where up to 2 lr per such step is allowed")),
     flops=flops,
     bytes=nbytes_moved,
 )
