@@ -106,6 +106,9 @@ def main() -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--limit", type=float, default=240.0, help="seconds per run before it is stopped")
     p.add_argument("--order", default="previous,this", help="which tree runs first")
+    p.add_argument("--variant", action="append", default=[], metavar="LABEL=ARGS",
+                   help="also run this tree as LABEL with ARGS (space-separated) added, after the others: "
+                        "an A/B of one engine setting in the same device call")
     p.add_argument("run_args", nargs="*")
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
@@ -114,15 +117,20 @@ def main() -> int:
                                Path(tempfile.mkdtemp(prefix="mkbench-reader-")))))  # measure() reads with this tree
     trees = {"previous": a.previous.resolve(), "this": HERE}
     results = {label: run(label, trees[label], a.out, a.run_args, a.limit) for label in a.order.split(",")}
+    for variant in a.variant:
+        label, _, extra = variant.partition("=")
+        results[label] = run(label, HERE, a.out, a.run_args + extra.split(), a.limit)
     this, prev = results.get("this", {}), results.get("previous", {})
 
     def per_unit(r):
-        return round(r["wall_s"] / r["units"], 3) if r.get("units") else None
+        # per candidate kernel, amortized: its baselines' units are part of what evaluating it costs
+        return round(r["wall_s"] / r["candidate_units"], 3) if r.get("candidate_units") else None
 
     summary = {
         "device": device_name(), "gpus": 1, "run_args": a.run_args,
-        "kernels": this.get("units"), "seconds_per_kernel": per_unit(this),
+        "kernels": this.get("candidate_units"), "units": this.get("units"), "seconds_per_kernel": per_unit(this),
         "seconds_per_kernel_previous_main": per_unit(prev),
+        "seconds_per_kernel_by_run": {label: per_unit(r) for label, r in results.items()},
         "main_job_seconds": None, "main_job_seconds_4gpu": None, "scaling_4gpu": None,
         "reference_hack_rows": this.get("reference_hack_rows"),
         "lock_wait_share": this.get("lock_wait_share"),

@@ -26,6 +26,8 @@ The summary is plain data sent to the orchestrator, which reads it with :func:`a
 from __future__ import annotations
 
 import re
+import sys
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,8 +108,11 @@ class DeviceTracer:
         from .timing import _spin_rate
         self._cycles = int(START_MARKER_US * _spin_rate())  # measured outside the trace: it launches spins
         torch.cuda.synchronize()
+        t = time.perf_counter()
         self._prof = profile(activities=[ProfilerActivity.CUDA])
         self._prof.__enter__()
+        self._cost = {"start_s": time.perf_counter() - t}
+        self._entered = time.perf_counter()
         return self
 
     @contextmanager
@@ -124,12 +129,17 @@ class DeviceTracer:
     def __exit__(self, *exc):
         import torch
         torch.cuda.synchronize()
+        t = time.perf_counter()
+        self._cost["traced_s"] = t - self._entered
         self._prof.__exit__(*exc)
+        self._cost["stop_s"] = time.perf_counter() - t
         return False
 
     def summary(self) -> dict[str, Any]:
-        events = []
+        t = time.perf_counter()
+        events, seen = [], 0
         for e in self._prof.profiler.kineto_results.events():
+            seen += 1
             if e.device_type().name != "CUDA":
                 continue
             events.append([e.name()[:300], int(e.device_resource_id()), int(e.start_ns()), int(e.duration_ns()),
@@ -137,6 +147,11 @@ class DeviceTracer:
             if len(events) >= MAX_EVENTS:
                 break
         events.sort(key=lambda ev: ev[4])
+        # where a trace's seconds go, in the unit's log: the profiler's start and stop, the traced
+        # calls themselves, reading the events back (the trace is the costliest step of a unit)
+        cost = dict(self._cost, read_s=time.perf_counter() - t)
+        print("trace cost: " + ", ".join(f"{k} {v:.3f}" for k, v in cost.items()) +
+              f", {seen} events read, {len(events)} on the device, {self.calls} call(s)", file=sys.stderr, flush=True)
         return {"basis": self.basis, "calls": self.calls, "events": events, "truncated": len(events) >= MAX_EVENTS}
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -85,8 +86,14 @@ def run(args) -> int:
     jobs = args.jobs or (min(4, os.cpu_count() or 1) if args.device == "cpu" else 1)
     # Always in other processes (spawned), so that the inputs can be compared with this one's.
     with ProcessPoolExecutor(max(1, jobs), mp_context=get_context("spawn"), initializer=_one_thread) as pool:
-        outcomes = list(pool.map(_validate_one, names, *(([x] * len(names)) for x in
-                                                         (args.device, roles, seeds, args.with_compile))))
+        outcomes = []
+        for name, (v, seconds) in zip(names, pool.map(_validate_one, names, *(([x] * len(names)) for x in
+                                                                              (args.device, roles, seeds,
+                                                                               args.with_compile)))):
+            # one line per task as it is done: a long run on a GPU that is cut short keeps what it found
+            print(f"validated {name} in {seconds:.1f} s: " + ("ok" if v.ok else "; ".join(v.problems)[:2000]),
+                  file=sys.stderr, flush=True)
+            outcomes.append((v, seconds))
     # With the workers' one thread: CPU elementwise kernels split their work by thread, and the
     # vectorized and scalar paths may round the last bit differently at the split points (exp2 on
     # awkward sizes did). The engine's worker and judge run with equal thread counts.

@@ -22,6 +22,13 @@ from .. import worker as worker_mod
 from .procs import Child
 
 
+def default_workers(cores: int) -> int:
+    """Throwaway workers compiling at once: a quarter of the cores. On an H100 host (16 cores, 12
+    lanes), as many as the cores made the lanes' own host work (the judge, worker start-up) several
+    times slower while they compiled."""
+    return max(1, cores // 4)
+
+
 def wanted(unit) -> bool:
     """Whether a unit has anything to compile ahead."""
     return not (unit.backend.is_baseline or unit.source is None or unit.compile_only

@@ -36,9 +36,10 @@ def default_lanes(cores: int) -> int:
 
 
 def default_timing_batch(lanes: int) -> int:
-    """Timed units gathered before the device is drained for them: a third of the lanes (at least 1).
-    Each drain stops every lane's correctness work until the steps in flight end; gathered, several
-    units' timed calls share one drain instead of paying one each."""
+    """Timed units gathered before the device is drained for them: a third of the lanes. Each drain
+    keeps new checks from starting until the steps in flight end (a traced correctness run of a
+    KernelBench-X harness takes seconds); on an H100, 66 KernelBench-X candidates against eager, 4
+    per phase made 0.33 units/s where 1 made 0.26 in the same device call (reports/2026-11-27-engine)."""
     return max(1, lanes // 3)
 
 

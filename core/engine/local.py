@@ -41,7 +41,8 @@ class LocalExecutor:
                                       initializer=pool_initializer)
         lanes = {d.name: cf.ThreadPoolExecutor(len(d.lanes), thread_name_prefix=f"mkbench-{d.name}")
                  for d in self.devices}
-        ahead = compile_ahead.CompileAhead([d.env for d in self.devices], self.settings, self.modules, self.workers)
+        ahead = compile_ahead.CompileAhead([d.env for d in self.devices], self.settings, self.modules,
+                                           compile_ahead.default_workers(self.workers))
         pending: dict[cf.Future, tuple[str, Unit]] = {}
         # Units ready for a lane, by plan position: a lane takes the earliest, so a task's baseline and
         # its candidate run near each other (baselines need no preparing; queued first, they would all
