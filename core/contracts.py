@@ -52,6 +52,15 @@ DEFAULT_TOLERANCES: dict[str, Tol] = {
 }
 
 
+def use_ieee_float32() -> None:
+    """A contract's float32 means IEEE float32: no silent TF32 in references, baselines or the
+    judge. Called by every process that computes what a contract is checked against or with (the
+    worker, the judge, ``mkbench validate``'s controls): on an H100, validate's processes without
+    it had cuDNN's TF32 convolutions rejected by the float32 contracts the engine's eager passes."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
 def _as_float64(t: torch.Tensor) -> torch.Tensor:
     return t.detach().to(torch.float64)
 

@@ -209,8 +209,7 @@ def serve(conn, env: dict[str, str], device: str) -> None:
     procguard.detach_and_guard()
     if device == "cuda":
         torch.cuda.set_device(0)
-        torch.backends.cuda.matmul.allow_tf32 = False  # the contract's float32 means IEEE float32
-        torch.backends.cudnn.allow_tf32 = False
+        use_ieee_float32()
     judge = Judge(device)
     tasks: dict[str, Task] = {}
     while True:

@@ -263,9 +263,8 @@ class Steps:
         self.device = self.hw.device
         if self.device == "cuda":
             torch.cuda.set_device(0)
-            # The contract's float32 means IEEE float32: no silent TF32 in references or baselines.
-            torch.backends.cuda.matmul.allow_tf32 = False
-            torch.backends.cudnn.allow_tf32 = False
+            from .contracts import use_ieee_float32
+            use_ieee_float32()
         self.snapshot = harness_snapshot()
         self.threads_mark = len(threads_started())
         return {"kind": "ready", "pid": os.getpid()}
