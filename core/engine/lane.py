@@ -61,7 +61,7 @@ class Lane:
         rec.seconds, self.clock = w.seconds, w.clock
         rec.steps = w.clock
         holding = ExitStack()
-        ran_steps = False  # a unit that stops at its compile keeps no log tail
+        keep_tail = False  # a unit that ends at its compile (failed, or compile only) keeps no log tail
         try:
             w.expect({"op": "setup", "job": _job(unit)}, settings.limits.start, "ready")
             w.enter("compile")
@@ -69,7 +69,7 @@ class Lane:
             reply = w.expect({"op": "compile"}, settings.limits.compile, "compiled")
             rec.compile = Compiled(reply["ok"], reply["message"], reply["checks"])
             if reply["ok"] and not unit.compile_only:
-                ran_steps = True
+                keep_tail = True
                 if not unit.backend.is_baseline:
                     w.expect({"op": "warm"}, settings.limits.start, "warm")
                 w.enter("wait_memory")
@@ -90,16 +90,16 @@ class Lane:
                     w.enter("timing")
                     steps.timing(run, passed)
         except Timeout:
-            ran_steps = True
+            keep_tail = True
             rec.abnormal = AbnormalEnd("timeout", w.stage, w.combo, f"no progress within the {w.stage} time limit")
         except Died as exc:
-            ran_steps = True
+            keep_tail = True
             rec.abnormal = AbnormalEnd("crash", w.stage, w.combo, f"worker died ({exc.desc})")
         except Abnormal as exc:
-            ran_steps = True
+            keep_tail = True
             rec.abnormal = AbnormalEnd(exc.kind, w.stage, w.combo, exc.message)
         except Exception as exc:  # the worker broke the protocol (garbage on its pipe, a malformed answer)
-            ran_steps = True
+            keep_tail = True
             rec.abnormal = AbnormalEnd("error", w.stage, w.combo, f"worker error: {type(exc).__name__}: {exc}")
         finally:
             w.enter("done")
@@ -110,7 +110,7 @@ class Lane:
             w.clock["stop"] = round(time.monotonic() - t, 3)
             self.current = None
             self.state = "idle"
-        if ran_steps:
+        if keep_tail:
             rec.log_tail = log_tail(log_path)
         return rec.freeze()
 
