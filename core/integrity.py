@@ -32,7 +32,9 @@ no kernel of this backend to credit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
+from .engine.observation import ComboObservation
 from .trace import TraceFindings
 from .verdicts import Verdict
 
@@ -52,23 +54,17 @@ class Policy:
     framework_threshold: float = DEFAULT_FRAMEWORK_THRESHOLD
 
 
-def hack_evidence(obs: dict, findings: list[TraceFindings | None], timing: dict | None,
+def hack_evidence(c: ComboObservation, findings: list[TraceFindings | None], timing: Mapping[str, Any] | None,
                   floor_us: float | None) -> list[str]:
     """Every runtime reason to call this (shape, dtype) of a candidate a hack."""
-    out = []
-    for key in ("tamper", "timing_tamper"):
-        if obs.get(key):
-            out.append(obs[key])
-    if obs.get("backend_violation"):
-        out.append(obs["backend_violation"])
+    out = [x for x in (c.tamper, c.timing.tamper, c.backend_violation) if x]
     for f in findings:
         if f is not None and f.hidden:
             out.append("hidden work in the device trace: " + f.hidden[0])
-    if obs.get("stale"):
-        out.append(obs["stale"])
-    decoy = obs.get("decoy") or {}
-    if decoy.get("still_correct"):
-        out.append(f"decoy: the answer stayed right with the candidate's {decoy.get('launches')} own kernel "
+    if c.after.stale:
+        out.append(c.after.stale)
+    if c.decoy is not None and c.decoy.still_correct:
+        out.append(f"decoy: the answer stayed right with the candidate's {c.decoy.launches} own kernel "
                    "launch(es) suppressed, so they did not compute it")
     if timing and not timing.get("interpreted"):
         # Durations only from a trace taken alone, as the timer's were: under sharing the same kernels
@@ -100,7 +96,7 @@ def framework_evidence(backend_name: str, launches: int | None, findings: list[T
     return [], share
 
 
-def decide(correct_status: str, correct_message: str, hack: list[str], framework: list[str]) -> tuple[Verdict, str]:
+def decide(correct_status: Verdict, correct_message: str, hack: list[str], framework: list[str]) -> tuple[Verdict, str]:
     """The row's verdict from its correctness status and integrity evidence."""
     if hack:
         also = f"; also: {correct_message}" if correct_message and correct_status != Verdict.CORRECT else ""

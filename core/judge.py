@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import torch
 
-from .contracts import CheckContext, CheckResult, upcast
+from .contracts import CheckContext, CheckResult, upcast, use_ieee_float32
 from .inputs import clone_args, generate, normalize, same
 from .task import DTYPES, Shape, Task, load_task_file
 

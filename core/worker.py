@@ -3,12 +3,13 @@
 One worker process serves one unit (a candidate, or a baseline, on one task). It is forked from
 multiprocessing's fork server, which has already imported torch, Triton, JAX and CuPy, so a worker
 starts in a fraction of a second yet shares no state with any other candidate. The orchestrator's
-lane (:mod:`mkbench.engine.lane`) sends it commands (``setup``, ``compile``, ``run``, ``call``,
-``time``) and it answers each with plain data (:mod:`mkbench.wire`): outputs as tensor descriptors for
-the judge, launch counts, traces, timings, and anything it noticed the candidate tampering with. What
-the answers mean (correct, hack, framework...) is decided by the orchestrator and the judge, never
-here: a candidate controls this process and could make it say anything, so nothing it says is
-trusted beyond what other evidence confirms.
+lane (:mod:`mkbench.engine.lane`, its steps in :mod:`mkbench.engine.steps`) sends it commands
+(``setup``, ``compile``, ``run``, ``call``, ``time``) and it answers each with plain data
+(:mod:`mkbench.wire`): outputs as tensor descriptors for the judge, launch counts, traces, timings,
+and anything it noticed the candidate tampering with. What the answers mean (correct, hack,
+framework...) is decided by the orchestrator and the judge, never here: a candidate controls this
+process and could make it say anything, so nothing it says is trusted beyond what other evidence
+confirms.
 """
 
 from __future__ import annotations
@@ -362,7 +363,7 @@ class Steps:
         self.held = []
         poison_allocator(self.device, inputs)
         self.backend.prepare_call(inputs)
-        # Only a backend that can suppress its launches is asked to (the decoy check, see engine.lane)
+        # Only a backend that can suppress its launches is asked to (the decoy check, see engine.steps)
         counter = self.backend.launch_counter(suppress=True) if suppress else self.backend.launch_counter()
         with counter, tracing.make_tracer(self.device, counter, trace and not self.backend.is_baseline) as tracer:
             with tracer.call():

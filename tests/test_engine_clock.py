@@ -6,6 +6,7 @@ import re
 import pytest
 
 from mkbench.engine.clock import engine_line, run_wall, step_table, unit_clock, unit_clocks
+from mkbench.engine.observation import ComboObservation
 from mkbench.integrity import hack_evidence
 from mkbench.trace import MARKER, analyze
 
@@ -80,7 +81,7 @@ def test_trace_durations_count_against_the_timer_only_when_traced_alone(alone, a
     measured them alone: only a trace taken alone may call the timer's median too short."""
     findings = [analyze(_trace(400.0, alone), {"my_kernel"})]
     assert findings[0].busy_us_per_call == pytest.approx(400.0)
-    reasons = hack_evidence({}, findings, {"median_us": 90.0, "interpreted": False}, None)
+    reasons = hack_evidence(ComboObservation(), findings, {"median_us": 90.0, "interpreted": False}, None)
     assert bool([r for r in reasons if "under a quarter" in r]) == accused, reasons
     # a timer that agrees with the trace is never accused, alone or not
-    assert not hack_evidence({}, findings, {"median_us": 380.0, "interpreted": False}, None)
+    assert not hack_evidence(ComboObservation(), findings, {"median_us": 380.0, "interpreted": False}, None)

@@ -10,6 +10,7 @@ from multiprocessing import get_context
 
 from tabulate import tabulate
 
+from ..contracts import use_ieee_float32
 from ..errors import BadInput, MkbenchError
 from ..inputs import seed_for
 from ..plugins import build_registry
@@ -56,6 +57,8 @@ def _validate_one(qualified_name: str, device: str, roles: tuple, seeds: int, co
     reg = _registry = _registry or build_registry()
     task = next(t for t in reg.tasks.values() if t.qualified_name == qualified_name)
     hw = reg.hardware["cpu"] if device == "cpu" else next(h for h in reg.hardware.values() if h.device == device)
+    if device == "cuda":
+        use_ieee_float32()  # as the engine's worker and judge compute
     start = time.perf_counter()
     v = validate_task(task, hw, shape_roles=roles, seeds=seeds, compile_control=compile_control)
     return v, time.perf_counter() - start

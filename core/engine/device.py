@@ -20,6 +20,7 @@ from pathlib import Path
 from ..task import DTYPES
 from . import compile_ahead
 from .lane import EvalSettings, Lane
+from .observation import AbnormalEnd, Observation
 
 MEMORY_SHARE = 0.75        # of the device's memory that lanes may plan to use together (the rest: CUDA contexts)
 FOOTPRINT_FACTOR = 8       # x the largest combination's task bytes: worker inputs, outputs, pool, poison block
@@ -167,7 +168,7 @@ class Device:
     def exclusive(self):
         return self._lock.exclusive()
 
-    def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> dict:
+    def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> Observation:
         lane = self._free.get()
         try:
             prewarm = None
@@ -180,19 +181,15 @@ class Device:
                 lane.state = "idle"
             obs = lane.evaluate(unit, settings, log_path, env, room=lambda: self.memory.hold(footprint(unit)))
             if prewarm is not None:
-                obs.setdefault("steps", {})["prewarm"] = prewarm  # lane time
+                obs = obs.with_step("prewarm", prewarm)  # lane time
             if unit.compiled_ahead is not None:
-                obs.setdefault("steps", {})["compile_ahead"] = unit.compiled_ahead  # before the lane took it
+                obs = obs.with_step("compile_ahead", unit.compiled_ahead)  # before the lane took it
             return obs
         except Exception as exc:  # mkbench's own failure: it costs this unit, with the reason, not the run
             import traceback
-
-            from .lane import new_observation
-            obs = new_observation()
-            obs["abnormal"] = {"kind": "error", "stage": None, "combo": None,
-                               "message": f"internal error in the lane: {type(exc).__name__}: "
-                                          f"{exc}\n{traceback.format_exc()[-1500:]}"}
-            return obs
+            return Observation(abnormal=AbnormalEnd("error", None, None,
+                                                    f"internal error in the lane: {type(exc).__name__}: "
+                                                    f"{exc}\n{traceback.format_exc()[-1500:]}"))
         finally:
             self._free.put(lane)
 

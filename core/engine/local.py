@@ -18,9 +18,10 @@ from typing import Callable, Iterable, Iterator
 from ..procguard import kill_group
 from . import compile_ahead, procs
 from .device import Device
-from .lane import EvalSettings
+from .observation import Observation
 from .plan import Unit
 from .prepare import apply, pool_initializer, prepare
+from .settings import EvalSettings
 
 
 class LocalExecutor:
@@ -36,7 +37,7 @@ class LocalExecutor:
     def lane_states(self) -> list[str]:
         return [s for d in self.devices for s in d.states()]
 
-    def run(self, units: Iterable[Unit]) -> Iterator[tuple[Unit | None, dict | None]]:
+    def run(self, units: Iterable[Unit]) -> Iterator[tuple[Unit | None, Observation | None]]:
         pool = cf.ProcessPoolExecutor(self.workers, mp_context=procs.context(self.modules),
                                       initializer=pool_initializer)
         lanes = {d.name: cf.ThreadPoolExecutor(len(d.lanes), thread_name_prefix=f"mkbench-{d.name}")

@@ -4,8 +4,9 @@
   :class:`~.device.Device`: its lanes, judges, exclusive timing and memory budget, exactly as on one
   host. The actor takes as many concurrent calls as it has lanes; Ray queues the rest.
 * The prepare step (reading, static scans, CPU builds) runs as Ray tasks.
-* Only the driver writes the store: actors return observations (plain data), the driver turns them
-  into rows. Resume works as with the local executor, since the store is the driver's.
+* Only the driver writes the store: actors return observations (frozen plain data,
+  :mod:`.observation`), the driver turns them into rows. Resume works as with the local executor,
+  since the store is the driver's.
 
 Ray is the scheduler: nothing here queues work of its own. The driver starts a local Ray instance
 when no ``--address`` is given (``ray.init``), and Ray ends the actors it started with the driver.
@@ -18,9 +19,10 @@ from __future__ import annotations
 import os
 from typing import Iterable, Iterator
 
-from .lane import EvalSettings
+from .observation import Observation
 from .plan import Unit
 from .prepare import apply, prepare
+from .settings import EvalSettings
 
 
 class _DeviceActor:
@@ -32,7 +34,7 @@ class _DeviceActor:
         self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch)
         self.device.name = label
 
-    def evaluate(self, unit: Unit, settings: EvalSettings, log_path, env: dict) -> dict:
+    def evaluate(self, unit: Unit, settings: EvalSettings, log_path, env: dict) -> Observation:
         from pathlib import Path
         return self.device.evaluate(unit, settings, Path(log_path) if log_path else None, env)
 
@@ -79,7 +81,7 @@ class RayExecutor:
     def lane_states(self) -> list[str]:
         return self._states
 
-    def run(self, units: Iterable[Unit]) -> Iterator[tuple[Unit | None, dict | None]]:
+    def run(self, units: Iterable[Unit]) -> Iterator[tuple[Unit | None, Observation | None]]:
         ray = self.ray
         pending: dict = {}
         try:

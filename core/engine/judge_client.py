@@ -1,0 +1,77 @@
+"""A lane's trusted judge process, seen from the lane: started when first needed, asked to judge an
+answer, told to let go of a unit's memory, replaced when it hangs or dies.
+
+The judge only judges (:mod:`mkbench.judge`): it regenerates a step's inputs from its seed and
+checks the outputs. A contract that re-runs the candidate (``call``) is relayed to the unit's worker
+here, so the judge never imports candidate code.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import judge as judge_mod
+from .. import transfer
+from .procs import Child, Died, Timeout
+from .session import Abnormal, WorkerSession
+
+
+class JudgeClient:
+    def __init__(self, env: dict[str, str], device_kind: str, modules: tuple[str, ...] = (),
+                 stopped: Callable[[], bool] = lambda: False):
+        self.env, self.device_kind, self.modules, self.stopped = env, device_kind, modules, stopped
+        self._child: Child | None = None
+
+    def process(self) -> Child:
+        if self.stopped():
+            raise Abnormal("error", "the run was stopped")
+        if self._child is None or not self._child.proc.is_alive():
+            self._child = Child(judge_mod.serve, (self.env, self.device_kind), self.modules)
+        return self._child
+
+    def ask(self, request: dict, worker: WorkerSession, timeout: float) -> dict:
+        """The judge's answer to ``request``, relaying its ``call``s to ``worker``."""
+        j = self.process()
+        made: list[str] = []
+        try:
+            j.send(request)
+            while True:
+                msg = j.recv(timeout)
+                kind = msg.get("kind")
+                if kind == "judged":
+                    return msg
+                if kind == "judge_error":
+                    raise Abnormal("error", "the judge failed: " + str(msg.get("message")))
+                if kind == "call":  # the contract re-runs the candidate
+                    made += transfer.shm_names(msg["args"])
+                    reply = worker.request({"op": "call", "args": msg["args"]}, timeout)
+                    if reply.get("kind") == "ran" and not reply.get("structure"):
+                        made += transfer.shm_names(reply["outputs"] + reply["inputs_after"])
+                        j.send({"kind": "call_result", "outputs": reply["outputs"]})
+                    else:
+                        j.send({"kind": "call_failed", "message": reply.get("message") or reply.get("structure")})
+                else:
+                    raise Abnormal("error", f"the judge answered {str(kind)[:40]!r}")
+        except (Timeout, Died) as exc:
+            self.close()  # a judge that hung or died is replaced for the next unit
+            if isinstance(exc, Died) and worker.alive():
+                raise Abnormal("error", f"the judge died ({exc.desc})") from None
+            raise
+        finally:
+            transfer.unlink(made)
+
+    def release(self, timeout: float) -> None:
+        """The judge lets go of the unit's memory before the unit's budget is given back (a judge
+        that does not answer is replaced)."""
+        if self._child is None or not self._child.proc.is_alive():
+            return
+        try:
+            if self._child.request({"op": "release"}, timeout).get("kind") != "released":
+                raise ValueError("unexpected answer")
+        except Exception:  # noqa: BLE001 - a judge that cannot release is not trusted with the next unit
+            self.close()
+
+    def close(self) -> None:
+        if self._child is not None:
+            self._child.stop(grace=2)
+            self._child = None

@@ -1,0 +1,97 @@
+"""One unit's candidate worker: forked from the fork server, asked step by step, stopped; and the
+unit's clock (seconds per stage, seconds per kind of step) and where it stands (stage, combination),
+which say where an abnormal end happened.
+
+A worker that crashes, hangs past a step's limit or corrupts its device context ends its own unit
+only: the session stops it (and anything it started) and the lane goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from .. import worker as worker_mod
+from .observation import Combo
+from .procs import Child
+
+
+class Abnormal(Exception):
+    """A step ended the unit: ``kind`` error or poisoned (timeouts and deaths are :mod:`.procs`' own)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind, self.message = kind, message
+
+
+class WorkerSession:
+    def __init__(self, env: dict[str, str], log_path: Path | None, memory_mb: int | None,
+                 modules: tuple[str, ...] = ()):
+        t = time.monotonic()
+        self.child = Child(worker_mod.entry, (env, str(log_path) if log_path else None, memory_mb), modules)
+        self.t = time.monotonic()
+        self.stage: str = "start"
+        self.combo: Combo | None = None
+        self.seconds: dict[str, float] = {}  # wall time per stage of the unit
+        self.clock: dict[str, float] = {"fork": round(self.t - t, 3)}  # seconds per kind of step, summed
+
+    # --- the clock --------------------------------------------------------------------------
+    def enter(self, stage: str) -> None:
+        """Move to ``stage``, adding the time spent in the one before to :attr:`seconds`."""
+        now = time.monotonic()
+        self.seconds[self.stage] = round(self.seconds.get(self.stage, 0.0) + now - self.t, 3)
+        self.stage, self.t = stage, now
+
+    def add(self, key: str, seconds: float) -> None:
+        self.clock[key] = round(self.clock.get(key, 0.0) + seconds, 3)
+
+    @contextmanager
+    def timed(self, key: str) -> Iterator[None]:
+        t = time.monotonic()
+        try:
+            yield
+        finally:
+            self.add(key, time.monotonic() - t)
+
+    # --- requests ---------------------------------------------------------------------------
+    def request(self, cmd: dict, timeout: float) -> Any:
+        return self.child.request(cmd, timeout)
+
+    def expect(self, cmd: dict, timeout: float, kind: str) -> dict:
+        """A step that must answer ``kind``; a failure ends the unit."""
+        reply = self.request(cmd, timeout)
+        if not isinstance(reply, dict):
+            raise Abnormal("error", f"worker error: answered {type(reply).__name__}, not a message")
+        if reply.get("kind") == "failed":
+            if reply.get("poisoned"):
+                raise Abnormal("poisoned", "device context corrupted: " + str(reply.get("message")))
+            raise Abnormal("error", "worker error: " + str(reply.get("message")))
+        if reply.get("kind") != kind:
+            raise Abnormal("error", f"worker error: answered {str(reply.get('kind'))[:40]!r} to a {kind} step")
+        return reply
+
+    def run(self, cmd: dict, timeout: float) -> dict:
+        """A ``run`` step (answered ``ran`` or ``failed``), its seconds under run, run_traced or run_suppressed."""
+        key = "run_traced" if cmd.get("trace") else "run_suppressed" if cmd.get("suppress") else "run"
+        t = time.monotonic()
+        reply = self.request(cmd, timeout)  # a step that hangs or dies ends the unit: its seconds are the stage's
+        self.add(key, time.monotonic() - t)
+        if not isinstance(reply, dict) or reply.get("kind") not in ("ran", "failed"):
+            raise Abnormal("error", f"worker error: unexpected answer {str(reply)[:80]}")
+        return reply
+
+    def step(self, cmd: dict, timeout: float, clock_key: str) -> dict:
+        """One timing-stage request, its seconds added to ``clock_key``."""
+        with self.timed(clock_key):
+            reply = self.request(cmd, timeout)
+        if not isinstance(reply, dict):
+            raise Abnormal("error", f"worker error: answered {type(reply).__name__}, not a message")
+        return reply
+
+    def alive(self) -> bool:
+        return self.child.proc.is_alive()
+
+    def stop(self) -> None:
+        self.child.stop(grace=2)
