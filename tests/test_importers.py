@@ -277,7 +277,10 @@ def test_kernelbench_rows_import_then_run(cli_fresh, tmp_path, store_path, pycan
                                                                                    "matmul/kb_l3_1.py"]
     relu = candidate_metadata(sol_a, "activation", "kb_l1_19")
     assert (relu["level"], relu["problem"], relu["gpu_set"]) == (1, 19, "gpu_a")
-    assert relu["recorded"] == {"score_default": 1.21, "score_torch_compile_default": 1.05}
+    assert relu["recorded"] == {"score_default": 1.21, "score_torch_compile_default": 1.05, "score_cuda_graph": 1.1,
+                                "score_cudnn": 1.25}
+    assert (relu["variant"], relu["recorded_score_field"], relu["recorded_score"]) == ("default", "score_default", 1.21)
+    assert "cuda_graph_code" not in (sol_a / "activation" / "kb_l1_19.py").read_text()  # custom_code, unchanged
     assert candidate_metadata(sol_a, "activation", "kb_l1_23")["why"] == "the row's candidate code is null"
     assert candidate_metadata(sol_a, "fusion", "kb_l2_1")["why"] == "the row's candidate code is the string 'None'"
     assert candidate_metadata(sol_a, "activation", "no_such_task") == {}
@@ -316,6 +319,74 @@ def test_kernelbench_rows_names_from_a_checkout(tmp_path):
     assert any(line.startswith("task kb_l1_19_relu (activation: from the name 19_ReLU)") for line in report.written)
     assert any(line.startswith("task kb_l1_23 (activation: activation from the model's code")
                for line in report.written)
+
+
+def test_kernelbench_rows_one_variant(cli_fresh, tmp_path, store_path, pycand):
+    """--variant cuda_graph: each row's cuda_graph_code (a rewritten reference, class Model) with
+    score_cuda_graph; a row whose cuda_graph_code is null is noted and recorded as missing."""
+    tasks, sol = tmp_path / "tasks", tmp_path / "sol_graph"
+    code, out, err = cli_fresh("import", "kernelbench", KB / "rows" / "gpu_a.json", "--out", tasks, "--solutions-out",
+                               sol, "--shape-role", "standard", "--variant", "cuda_graph")
+    assert code == 0, err
+    assert "imported 4 task(s)" in out and "3 candidate(s)" in out and "--method cuda-l1-gpu_a-cuda_graph" in out
+    assert "1 row(s) of gpu_a have no cuda_graph_code (variant cuda_graph)" in out
+    assert sorted(p.relative_to(sol).as_posix() for p in sol.rglob("*.py")) == [
+        "activation/kb_l1_19.py", "activation/kb_l1_23.py", "matmul/kb_l3_1.py"]
+    relu = candidate_metadata(sol, "activation", "kb_l1_19")
+    assert (relu["variant"], relu["recorded_score_field"], relu["recorded_score"]) == (
+        "cuda_graph", "score_cuda_graph", 1.1)
+    assert relu["recorded_vs_eager"] == pytest.approx(1.21 / 1.1) and relu["model_class"] == "Model"
+    text = (sol / "activation" / "kb_l1_19.py").read_text()
+    assert "torch.cuda.CUDAGraph()" in text and 'globals().get("Model")' in text
+    softmax = candidate_metadata(sol, "activation", "kb_l1_23")
+    assert (softmax["candidate"], softmax["recorded_score"], softmax["recorded_vs_eager"]) == (
+        "%s:2" % (KB / "rows" / "gpu_a.json"), None, None)
+    assert candidate_metadata(sol, "fusion", "kb_l2_1")["why"] == "the row's cuda_graph_code is null"
+
+    # the rewritten references run as candidates (the graph is captured on a GPU only)
+    code, out, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tasks, "--solutions", sol, "--method",
+                               "cuda-l1-gpu_a-cuda_graph", "--task", "kb_l1_19,kb_l2_1,kb_l3_1", "--store", store_path,
+                               "--no-timing", *RUN)
+    assert code == 0, err
+    assert _verdicts(store_path) == {"kb_l1_19": {"correct"}, "kb_l2_1": {"missing"}, "kb_l3_1": {"correct"}}
+    (row,) = [r for r in _rows(store_path) if r["task"] == "kb_l1_19"]
+    assert row["extra"]["import"]["recorded_score"] == 1.1
+
+
+def test_kernelbench_rows_all_variants(cli_fresh, tmp_path):
+    tasks, sol = tmp_path / "tasks", tmp_path / "sol"
+    code, out, err = cli_fresh("import", "kernelbench", KB / "rows" / "gpu_a.json", "--out", tasks, "--solutions-out",
+                               sol, "--shape-role", "standard", "--variant", "all", "--gpu-set", "h100")
+    assert code == 0, err
+    assert "imported 4 task(s)" in out
+    for name, count, method in (("default", 2, "cuda-l1-h100"), ("cuda_graph", 3, "cuda-l1-h100-cuda_graph"),
+                                ("cudnn", 2, "cuda-l1-h100-cudnn")):
+        assert (f"{name}: {count} candidate(s) into {sol / name}; use them with `mkbench run --tasks-dir {tasks} "
+                f"--solutions {sol / name} --method {method} ...`") in out
+        assert len(list((sol / name).rglob("*.py"))) == count
+    assert "2 row(s) of h100 have no candidate code" in out
+    assert "1 row(s) of h100 have no cuda_graph_code (variant cuda_graph)" in out
+    assert "2 row(s) of h100 have no cudnn_code (variant cudnn)" in out
+    assert len(list(tasks.rglob("kb_*.py"))) == 4  # the tasks are written once
+    assert (candidate_metadata(sol / "cudnn", "activation", "kb_l1_23")["why"]
+            == "the row's cudnn_code is the string 'None'")
+    assert candidate_metadata(sol / "cudnn", "fusion", "kb_l2_1")["why"] == "the row has no cudnn_code"
+    mlp = candidate_metadata(sol / "cudnn", "matmul", "kb_l3_1")
+    assert (mlp["variant"], mlp["recorded_score"], mlp["gpu_set"]) == ("cudnn", 1.4, "h100")
+    assert candidate_metadata(sol / "default", "matmul", "kb_l3_1")["recorded_score"] == 1.4
+    assert candidate_metadata(sol / "default", "matmul", "kb_l3_1")["model_class"] == "ModelNew"
+
+
+def test_kernelbench_variant_needs_rows(cli, tmp_path):
+    code, _, err = cli("import", "kernelbench", KB / "problems" / "19_ReLU.py", "--out", tmp_path / "t",
+                       "--variant", "cudnn")
+    assert code == 2 and "--variant apply to JSON rows" in err
+
+
+def test_kernelbench_variant_choices_match_the_reader():
+    from mkbench.cli.import_cmd import VARIANT_CHOICES
+    from mkbench.importers.kernelbench_rows import VARIANTS
+    assert VARIANT_CHOICES == (*VARIANTS, "all")
 
 
 def test_kernelbench_results_json_goes_to_the_manifest(cli, tmp_path):

@@ -343,19 +343,27 @@ def recorded_section(doc: Document, ctx: _Context) -> None:
         return
     doc.h2("Recorded scores of imported candidates")
     doc.p("Speedups the candidates' source recorded (e.g. CUDA-L1's score_default, over PyTorch eager on the GPU the "
-          "kernels were optimized for) next to mkbench's on this hardware. Ratio = mkbench / recorded.")
+          "kernels were optimized for) next to mkbench's on this hardware. Ratio = mkbench / recorded. For CUDA-L1's "
+          "cuda_graph / cudnn variants (rewritten references) the recorded speedup over eager is score_default / "
+          "score_<variant>.")
     table, ratios = [], []
     for _, a in cands[cands["recorded"].map(bool)].sort_values(["hw", "method", "level", "task"],
                                                                na_position="last").iterrows():
         rec = a["recorded"]
-        score = _number(rec.get("score_default", rec.get("score", rec.get("speedup"))))
+        variant = a.get("variant")
+        other_variant = isinstance(variant, str) and variant != "default"
+        # a cuda_graph / cudnn variant (a rewritten reference) has its own recorded speedup over eager
+        # (score_default / score_<variant>); score_default and the compile score are custom_code's
+        score = (_number(a.get("recorded_vs_eager")) if other_variant
+                 else _number(rec.get("score_default", rec.get("score", rec.get("speedup")))))
         ours = _number(a["speedup_eager"]) if a["timing"] == "timed" else None
         ratio = ours / score if ours and score else None
         if ratio:
             ratios.append(ratio)
+        recorded_compile = "-" if other_variant else _f(_number(rec.get("score_torch_compile_default")))
         measured = _f(ours) if a["timing"] in ("timed", "untimed") else a["timing"]  # interpreted / compiled say why
         table.append([a["hw"], a["method"], a.get("gpu_set") or "-", _f(_number(a["level"]), ".0f"), a["category"],
-                      a["task"], a["verdict"], _f(score), _f(_number(rec.get("score_torch_compile_default"))), measured,
+                      a["task"], a["verdict"], _f(score), recorded_compile, measured,
                       _f(_number(a["speedup_compile"])) if ours else "-", _f(ratio)])
     if ratios:
         doc.p(f"{len(ratios)} candidate(s) with both: geometric-mean ratio {geomean(ratios):.2f}; median "

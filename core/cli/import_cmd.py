@@ -16,6 +16,10 @@ from ..errors import BadInput
 from ..task import CATEGORIES, SHAPE_ROLES
 from .common import add_tasks_dir_option, use_tasks_dirs
 
+#: --variant choices: mkbench.importers.kernelbench_rows.VARIANTS and "all" (spelled out: importing
+#: the importers here would load torch for every command's parser)
+VARIANT_CHOICES = ("default", "cuda_graph", "cudnn", "all")
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("import",
@@ -37,7 +41,10 @@ def add_parser(sub) -> None:
                "  mkbench import kernelbench CUDA-L1/optimized_cuda_code/h100.json --out kb_tasks --solutions-out "
                "sol_h100 "
                "--names-from KernelBench\n  mkbench run --backend cuda --tasks-dir kb_tasks --solutions sol_h100 "
-               "--method cuda-l1-h100 ...")
+               "--method cuda-l1-h100 ...\n"
+               "  mkbench import kernelbench CUDA-L1/optimized_cuda_code/h100.json --out kb_tasks --solutions-out "
+               "sol_h100 --variant all\n  mkbench run --backend cuda --tasks-dir kb_tasks "
+               "--solutions sol_h100/cuda_graph --method cuda-l1-h100-cuda_graph ...")
     kb.add_argument("source", type=Path, metavar="SOURCE",
                     help="a KernelBench problem file, a folder of them, a folder with level<N>/ subfolders, or a "
                          ".json/.jsonl file of rows (level_id, task_id, ref_code, custom_code, score_*)")
@@ -61,6 +68,12 @@ def add_parser(sub) -> None:
                     help="JSON rows: a KernelBench checkout (or its KernelBench/ folder) whose "
                          "level<N>/<number>_<Name>.py "
                          "files name the problems (default: tasks are named kb_l<N>_<number>)")
+    kb.add_argument("--variant", default="default", choices=VARIANT_CHOICES,
+                    help="JSON rows: which code of each row is its candidate: custom_code (default), "
+                         "cuda_graph_code (cuda_graph) or cudnn_code (cudnn), each recorded with its own score "
+                         "(score_default, score_cuda_graph, score_cudnn); all: one SOL_DIR/<variant> folder each, "
+                         "each its own --method. CUDA-L1's cuda_graph_code / cudnn_code are the reference rewritten "
+                         "(class Model), so these measure those baselines")
     add_tasks_dir_option(kb)
 
     kbx = fmt.add_parser(
@@ -126,14 +139,19 @@ def run(args) -> int:
         report = import_kernelbench(args.source, args.out, registry=registry, category=args.category,
                                     prefix=args.prefix, shape_role=args.shape_role, contract=args.contract,
                                     candidates=args.candidates, solutions_out=args.solutions_out, sample=args.sample,
-                                    gpu_set=args.gpu_set, names_from=args.names_from)
+                                    gpu_set=args.gpu_set, names_from=args.names_from, variant=args.variant)
         tasks = sum(line.startswith("task ") for line in report.written)
         cands = sum(line.startswith("candidate ") for line in report.written)
         summary = f"imported {tasks} task(s) into {args.out}"
+        if rows and args.solutions_out is not None and args.variant == "all":
+            summary += "".join(
+                f"\n  {name}: {count} candidate(s) into {folder}; use them with `mkbench run --tasks-dir {args.out} "
+                f"--solutions {folder} --method {method} ...`" for name, folder, count, method in report.solutions)
+            return _print_report(report, summary)
         with_solutions = args.solutions_out is not None and (rows or args.candidates is not None)
         if with_solutions:
             summary += f" and {cands} candidate(s) into {args.solutions_out}"
-        method = f"cuda-l1-{args.gpu_set or Path(args.source).stem}" if rows else "NAME"
+        method = report.solutions[0][3] if rows and report.solutions else "NAME"
         summary += f"; use them with `mkbench run --tasks-dir {args.out}" + (
             f" --solutions {args.solutions_out} --method {method} ...`" if with_solutions else " ...`")
         return _print_report(report, summary)

@@ -48,6 +48,8 @@ class ImportReport:
     written: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: row imports: (variant, solutions folder, candidates written, suggested --method) per folder
+    solutions: list[tuple[str, Path, int, str]] = field(default_factory=list)
 
     def wrote(self, line: str) -> None:
         self.written.append(line)

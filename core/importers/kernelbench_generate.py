@@ -32,12 +32,27 @@ into the same TASKS_DIR and its own SOL_DIR, and run each with its own ``--metho
 skipped (another KernelBench version). Rows without candidate code are noted and recorded in the
 manifest as missing: `mkbench run` then records the task as ``missing`` for that method.
 
+``--variant default|cuda_graph|cudnn|all`` (:data:`~mkbench.importers.kernelbench_rows.VARIANTS`):
+which code of each row becomes its candidate: ``custom_code`` (default), ``cuda_graph_code`` or
+``cudnn_code``; ``all`` writes one solutions folder per variant, SOL_DIR/<variant>. Each variant
+is its own method (:func:`row_method`: ``cuda-l1-h100``, ``cuda-l1-h100-cuda_graph``,
+``cuda-l1-h100-cudnn``). A row whose code of that variant is null, ``"None"`` or absent is
+noted and recorded as missing in that folder, as for the default. CUDA-L1's cuda_graph_code and
+cudnn_code are the *reference* rewritten (a CUDA graph replay; cuDNN benchmark flags) as a
+``class Model``: the wrapper builds ``Model`` when the code defines no ``ModelNew``. So running
+them measures those rewritten baselines against eager, and their recorded scores are not their
+own speedups: ``score_cuda_graph`` = time(cuda_graph_code) / time(custom_code).
+
 Every candidate (from files or rows) is the ``ModelNew`` source verbatim plus a footer (below the
 import banner) that embeds the problem's source and defines ``kernel_function =
 model_new_kernel_function(ModelNew, ...)``. The manifest (``SOL_DIR/mkbench-manifest.json``)
 records per candidate: ``importer``, ``source`` (file or row), ``level``, ``problem`` (number),
 ``gpu_set`` (rows: ``--gpu-set``, default the rows file's stem, e.g. ``h100``), ``recorded``
-(the row's scores or KernelBench's eval result), ``candidate`` (null when the row had none).
+(the row's scores or KernelBench's eval result), ``candidate`` (null when the row had none); rows
+also ``variant``, ``recorded_score_field`` / ``recorded_score`` (the variant's score, e.g.
+``score_cuda_graph``), ``recorded_vs_eager`` (the variant code's recorded speedup over the
+reference: ``score_default``, or ``score_default / score_<variant>``, null unless both are
+recorded) and ``model_class``.
 
 Tasks: weights and inputs as in :mod:`mkbench.importers.kernelbench`; one shape ``default`` (its
 parameters the measured input and output shapes), role ``large`` by default (``--shape-role``):
@@ -79,7 +94,7 @@ from .kernelbench_naming import (
     row_task_name,
     task_name_for,
 )
-from .kernelbench_rows import Row, looks_like_eval_results, read_eval_results, read_rows
+from .kernelbench_rows import VARIANTS, Row, looks_like_eval_results, read_eval_results, read_rows
 
 #: --contract choices -> the expression in mkbench.contracts that a task file uses
 CONTRACTS = {"mkbench": "AllClose()", "kernelbench": "kernelbench_allclose()"}
@@ -362,24 +377,37 @@ import mkbench.importers.kernelbench as _mkbench_kb
 
 _MKBENCH_KB_PROBLEM_SOURCE = {source!r}
 kernel_function = _mkbench_kb.model_new_kernel_function(
-    globals().get("ModelNew"), _mkbench_kb.init_inputs_from_source(_MKBENCH_KB_PROBLEM_SOURCE, {problem!r}), seed={seed})
+    globals().get("{cls}"), _mkbench_kb.init_inputs_from_source(_MKBENCH_KB_PROBLEM_SOURCE, {problem!r}), seed={seed})
 '''  # noqa: E501 (the text of every generated wrapper: changing it would change imported files)
 
 
 def candidate_module_source(candidate_source: str, problem_source: str, *, candidate: str, problem: str,
-                            task: str, seed: int = WEIGHT_SEED) -> str:
+                            task: str, seed: int = WEIGHT_SEED, model_class: str = "ModelNew") -> str:
     """A candidate module: the ModelNew source verbatim (line numbers unchanged) plus a footer
-    defining ``kernel_function``."""
+    defining ``kernel_function`` (from the class ``model_class``: ``Model`` for CUDA-L1's
+    rewritten references, which define no ``ModelNew``)."""
     return candidate_source.rstrip("\n") + "\n\n" + WRAPPER_BANNER + "\n" + CANDIDATE_FOOTER.format(
-        cand=candidate, problem=problem, task=task, seed=seed, source=problem_source)
+        cand=candidate, problem=problem, task=task, seed=seed, source=problem_source, cls=model_class)
 
 
-def _model_new_note(text: str) -> str:
+def _model_new_note(text: str, model_class: str = "ModelNew") -> str:
     try:
         names = top_level_names(text)
     except SyntaxError as exc:
         return f" [syntax error at line {exc.lineno}: it will be a compile error]"
-    return "" if "ModelNew" in names else " [defines no top-level class ModelNew: it will be a compile error]"
+    return "" if model_class in names else f" [defines no top-level class {model_class}: it will be a compile error]"
+
+
+def _model_class(code: str, variant: str) -> str:
+    """The class a variant's code is built from: ``ModelNew``, or for the rewritten references of
+    the cuda_graph / cudnn variants (``class Model``) ``Model`` where no ``ModelNew`` is defined."""
+    if variant == "default":
+        return "ModelNew"
+    try:
+        names = top_level_names(code)
+    except SyntaxError:
+        return "ModelNew"
+    return "Model" if "ModelNew" not in names and "Model" in names else "ModelNew"
 
 
 def _match_candidate(path: Path, problems: list[Problem], sample: int) -> tuple[Problem | None, str | None, int | None]:
@@ -482,12 +510,45 @@ def _unchanged_or_new(p: Problem, out: Path) -> str | None:
     return None
 
 
+def row_method(gpu_set: str, variant: str = "default") -> str:
+    """The ``--method`` suggested for the candidates of one GPU set and variant: ``cuda-l1-h100``
+    for the default variant (the name used before variants existed), ``cuda-l1-h100-cuda_graph``
+    for the others."""
+    return f"cuda-l1-{gpu_set}" + ("" if variant == "default" else f"-{variant}")
+
+
+def variant_folders(solutions_out: Path, variant: str) -> dict[str, Path]:
+    """Variant -> its solutions folder: SOL_DIR itself for one variant, SOL_DIR/<variant> for each
+    with ``all``."""
+    if variant == "all":
+        return {v: Path(solutions_out) / v for v in VARIANTS}
+    if variant not in VARIANTS:
+        raise BadInput(f"--variant {variant!r}: unknown (known: {', '.join(VARIANTS)}, all)")
+    return {variant: Path(solutions_out)}
+
+
+def _recorded_vs_eager(scores: dict[str, float | None], variant: str) -> float | None:
+    """The variant code's own recorded speedup over the reference (PyTorch eager), the number to
+    put beside mkbench's speedup of that method: ``score_default`` for the default variant; for the
+    others ``score_default / score_<variant>`` (CUDA-L1 records time(variant code) /
+    time(custom_code), so the quotient is time(ref_code) / time(variant code)), when both are
+    recorded."""
+    default = scores.get(VARIANTS["default"].score_key)
+    if variant == "default":
+        return default
+    own = scores.get(VARIANTS[variant].score_key)
+    return default / own if default is not None and own else None
+
+
 def import_rows(path: Path, out: Path, solutions_out: Path | None, *, registry, prefix: str = "kb_",
                 category: str | None = None, shape_role: str = "large", contract: str = "mkbench",
-                gpu_set: str | None = None, names_from: Path | None = None) -> ImportReport:
-    """Tasks from every row's reference, candidates from every row's candidate code (see module
-    docstring)."""
+                gpu_set: str | None = None, names_from: Path | None = None,
+                variant: str = "default") -> ImportReport:
+    """Tasks from every row's reference, candidates from every row's code of ``variant`` (see
+    module docstring); ``variant="all"``: one solutions folder per variant under ``solutions_out``.
+    ``report.solutions`` lists (variant, folder, candidates written, method) per folder."""
     _check_options(category, shape_role, contract)
+    folders = variant_folders(solutions_out, variant) if solutions_out is not None else {}
     report = ImportReport()
     rows, problems_read = read_rows(Path(path))
     for line in problems_read:
@@ -507,29 +568,41 @@ def import_rows(path: Path, out: Path, solutions_out: Path | None, *, registry, 
     _check_names([p for p, _ in kept], registry, out)
     written = {p.task for p in _write_tasks([p for p, _ in kept], Path(out), role=shape_role, contract=contract,
                                             report=report)}
-    if solutions_out is None:
-        return report
+    for name, folder in folders.items():
+        count = _write_variant([(p, row) for p, row in kept if p.task in written], folder, name, gpu_set, report)
+        report.solutions.append((name, folder, count, row_method(gpu_set, name)))
+    return report
+
+
+def _write_variant(pairs: list[tuple[Problem, Row]], solutions_out: Path, variant: str, gpu_set: str,
+                   report: ImportReport) -> int:
+    """Candidates of one variant into ``solutions_out``; how many were written."""
     manifest = Manifest(Path(solutions_out))
-    without = []
-    for p, row in kept:
-        if p.task not in written:
-            continue
+    score_key = VARIANTS[variant].score_key
+    without, count = [], 0
+    for p, row in pairs:
+        code, why = row.code(variant)
         meta = dict(importer="kernelbench-rows", source=row.label, level=row.level, problem=row.number, gpu_set=gpu_set,
-                    recorded=row.scores)
-        if row.candidate is None:
-            manifest.record(p.category, p.task, candidate=None, why=row.no_candidate, **meta)
+                    recorded=row.scores, variant=variant, recorded_score_field=score_key,
+                    recorded_score=row.scores.get(score_key), recorded_vs_eager=_recorded_vs_eager(row.scores, variant))
+        if code is None:
+            manifest.record(p.category, p.task, candidate=None, why=why, **meta)
             without.append(p.task)
             continue
+        cls = _model_class(code, variant)
         dest = Path(solutions_out) / p.category / f"{p.task}.py"
-        write_file(dest,
-                   candidate_module_source(row.candidate, p.source, candidate=row.label, problem=p.label, task=p.task))
-        manifest.record(p.category, p.task, candidate=row.label, **meta)
-        report.wrote(f"candidate {p.task} ({gpu_set}) <- {row.label}: {dest}{_model_new_note(row.candidate)}")
+        write_file(dest, candidate_module_source(code, p.source, candidate=row.label, problem=p.label, task=p.task,
+                                                 model_class=cls))
+        manifest.record(p.category, p.task, candidate=row.label, model_class=cls, **meta)
+        count += 1
+        shown = gpu_set if variant == "default" else f"{gpu_set}, {variant}"
+        report.wrote(f"candidate {p.task} ({shown}) <- {row.label}: {dest}{_model_new_note(code, cls)}")
     manifest.write()
     if without:
-        report.note(f"{len(without)} row(s) of {gpu_set} have no candidate code; "
+        what = "candidate code" if variant == "default" else f"{VARIANTS[variant].code_keys[0]} (variant {variant})"
+        report.note(f"{len(without)} row(s) of {gpu_set} have no {what}; "
                     "`mkbench run` will record them as missing: " + ", ".join(without))
-    return report
+    return count
 
 
 def is_rows_file(path: Path) -> bool:
@@ -551,16 +624,17 @@ def is_rows_file(path: Path) -> bool:
 def import_kernelbench(src: Path, out: Path, *, registry, category: str | None = None, prefix: str = "kb_",
                        shape_role: str = "large", contract: str = "mkbench", candidates: Path | None = None,
                        solutions_out: Path | None = None, sample: int = 0, gpu_set: str | None = None,
-                       names_from: Path | None = None) -> ImportReport:
+                       names_from: Path | None = None, variant: str = "default") -> ImportReport:
     """Problems (and candidates) from problem files, or from JSON rows (see module docstring)."""
     if is_rows_file(Path(src)):
         if candidates is not None:
             raise BadInput("--candidates applies to problem files; JSON rows carry their candidates (use "
                            "--solutions-out)")
         return import_rows(src, out, solutions_out, registry=registry, prefix=prefix, category=category,
-                           shape_role=shape_role, contract=contract, gpu_set=gpu_set, names_from=names_from)
-    if gpu_set is not None or names_from is not None:
-        raise BadInput("--gpu-set and --names-from apply to JSON rows")
+                           shape_role=shape_role, contract=contract, gpu_set=gpu_set, names_from=names_from,
+                           variant=variant)
+    if gpu_set is not None or names_from is not None or variant != "default":
+        raise BadInput("--gpu-set, --names-from and --variant apply to JSON rows")
     if (candidates is None) != (solutions_out is None):
         raise BadInput("--candidates and --solutions-out go together")
     problems, report = import_problems(src, out, registry=registry, category=category, prefix=prefix,
@@ -572,4 +646,4 @@ def import_kernelbench(src: Path, out: Path, *, registry, category: str | None =
 
 __all__ = ["CONTRACTS", "Problem", "candidate_module_source", "import_candidates", "import_kernelbench",
            "import_problems",
-           "import_rows", "is_rows_file", "measure_io", "static_problem"]
+           "import_rows", "is_rows_file", "measure_io", "row_method", "static_problem", "variant_folders"]

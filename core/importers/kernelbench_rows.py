@@ -5,9 +5,12 @@ candidate and the speedups its authors recorded. Accepted layouts:
 
 * JSON Lines, one record per line: CUDA-L1's release (``optimized_cuda_code/<gpu>.json``, JSON
   Lines despite the suffix): ``level_id``, ``task_id``, ``ref_code``, ``custom_code`` (null, or the
-  string ``"None"``, where the set has no kernel for the problem), ``score_*`` recorded speedups
-  (``score_default``: over PyTorch eager; ``score_torch_compile_*``, ``score_cuda_graph``,
-  ``score_cudnn``: over other baselines);
+  string ``"None"``, where the set has no kernel for the problem), ``cuda_graph_code`` and
+  ``cudnn_code`` (the reference rewritten to replay a CUDA graph / under cuDNN benchmark flags:
+  a ``class Model``, not a ``ModelNew``), ``score_*`` recorded speedups (``score_default``:
+  time(ref_code) / time(custom_code), i.e. over PyTorch eager; ``score_torch_compile_*``: over
+  the reference compiled; ``score_cuda_graph`` / ``score_cudnn``: time(cuda_graph_code /
+  cudnn_code) / time(custom_code), the custom code over those rewritten references);
 * one JSON document: a list of such records, or an object keyed by level whose values are lists
   of records (CUDA-L1's ``codes/<gpu>.json``: ``task_id``, ``ref_code``, ``custom_code``,
   ``score``).
@@ -15,6 +18,12 @@ candidate and the speedups its authors recorded. Accepted layouts:
 Field names: level ``level_id``/``level``; problem number ``task_id``/``problem_id``; reference
 ``ref_code``/``ref_arch_src``; candidate ``custom_code``/``kernel_code``/``custom_kernel``;
 recorded scores: every numeric (or null) field whose name starts with ``score`` or ``speedup``.
+
+Variants (:data:`VARIANTS`, ``mkbench import kernelbench --variant``): which code of a row is its
+candidate, and which recorded score goes with it: ``default`` (the candidate fields above,
+``score_default``), ``cuda_graph`` (``cuda_graph_code``, ``score_cuda_graph``), ``cudnn``
+(``cudnn_code``, ``score_cudnn``). :attr:`Row.candidate` is the default variant's code;
+:meth:`Row.code` gives any variant's, or why the row has none.
 
 KernelBench's own results (:func:`read_eval_results`): ``runs/<run>/eval_results.json`` written
 by its ``scripts/eval_from_generations.py``: ``{"<problem_id>": [{"sample_id", "compiled",
@@ -42,6 +51,19 @@ CANDIDATE_KEYS = ("custom_code", "kernel_code", "custom_kernel")
 NO_CODE = ("", "None", "null")
 
 
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    code_keys: tuple[str, ...]  # the fields holding its code, first present wins
+    score_key: str  # its recorded score
+
+
+#: --variant choices: a row's code fields and the score CUDA-L1 recorded for each
+VARIANTS = {v.name: v for v in (Variant("default", CANDIDATE_KEYS, "score_default"),
+                                Variant("cuda_graph", ("cuda_graph_code",), "score_cuda_graph"),
+                                Variant("cudnn", ("cudnn_code",), "score_cudnn"))}
+
+
 @dataclass
 class Row:
     label: str  # "<file>:<line>" or "<file>[level 1][3]", for messages
@@ -51,6 +73,14 @@ class Row:
     candidate: str | None
     scores: dict[str, float | None] = field(default_factory=dict)
     no_candidate: str | None = None  # why there is no candidate code, when there is none
+    #: variant -> (code, why there is none) for the variants other than ``default``
+    others: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+
+    def code(self, variant: str = "default") -> tuple[str | None, str | None]:
+        """(code, None) or (None, why the row has no code) for ``variant``."""
+        if variant == "default":
+            return self.candidate, self.no_candidate
+        return self.others[variant]
 
 
 def _first(obj: dict, keys: tuple[str, ...]) -> Any:
@@ -81,7 +111,24 @@ def _row(label: str, obj: Any, level: int | None = None) -> tuple[Row | None, st
         no_candidate = "the row's candidate code is null"
     elif candidate.strip() in NO_CODE:
         no_candidate, candidate = f"the row's candidate code is the string {candidate.strip()!r}", None
-    return Row(label, level, number, reference, candidate, scores, no_candidate), None
+    others = {v.name: _variant_code(obj, v) for v in VARIANTS.values() if v.name != "default"}
+    return Row(label, level, number, reference, candidate, scores, no_candidate, others), None
+
+
+def _variant_code(obj: dict, variant: Variant) -> tuple[str | None, str | None]:
+    """A non-default variant's (code, why none): a missing or unusable field costs that variant
+    only, never the row (whose other variants may be fine)."""
+    key = next((k for k in variant.code_keys if k in obj), None)
+    if key is None:
+        return None, f"the row has no {variant.code_keys[0]}"
+    code = obj[key]
+    if code is None:
+        return None, f"the row's {key} is null"
+    if not isinstance(code, str):
+        return None, f"the row's {key} is a {type(code).__name__}, not a string"
+    if code.strip() in NO_CODE:
+        return None, f"the row's {key} is the string {code.strip()!r}"
+    return code, None
 
 
 def read_rows(path: Path) -> tuple[list[Row], list[str]]:
@@ -153,4 +200,4 @@ def read_eval_results(path: Path) -> dict[tuple[int, int], dict[str, Any]]:
     return out
 
 
-__all__ = ["Row", "looks_like_eval_results", "read_eval_results", "read_rows"]
+__all__ = ["Row", "VARIANTS", "Variant", "looks_like_eval_results", "read_eval_results", "read_rows"]
