@@ -88,6 +88,7 @@ def measure(store: Path) -> dict:
         "verdicts": verdicts,
         "lock_wait_share": round(every["wait_seconds"] / busy, 3) if busy else None,
         "trace_seconds_per_unit": round(candidates["trace_seconds"] / len(cand), 3) if cand else None,
+        "trace_overhead_seconds_per_unit": round(candidates["trace_overhead_seconds"] / len(cand), 3) if cand else None,
         "unit_seconds_mean": round(busy / len(clocks), 3) if clocks else None,
     }
 
@@ -135,6 +136,7 @@ def main() -> int:
         "reference_hack_rows": this.get("reference_hack_rows"),
         "lock_wait_share": this.get("lock_wait_share"),
         "trace_seconds_per_unit": this.get("trace_seconds_per_unit"),
+        "trace_overhead_seconds_per_unit": this.get("trace_overhead_seconds_per_unit"),
         "runs": results,
     }
     (a.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -152,7 +152,8 @@ class DeviceTracer:
         cost = dict(self._cost, read_s=time.perf_counter() - t)
         print("trace cost: " + ", ".join(f"{k} {v:.3f}" for k, v in cost.items()) +
               f", {seen} events read, {len(events)} on the device, {self.calls} call(s)", file=sys.stderr, flush=True)
-        return {"basis": self.basis, "calls": self.calls, "events": events, "truncated": len(events) >= MAX_EVENTS}
+        return {"basis": self.basis, "calls": self.calls, "events": events, "truncated": len(events) >= MAX_EVENTS,
+                "cost": {k: round(v, 4) for k, v in cost.items() if k != "traced_s"}}
 
 
 _ALLOC_OPS = {"empty", "empty_strided", "empty_like", "zeros", "zeros_like", "zero_", "fill_", "ones", "ones_like",

@@ -30,13 +30,16 @@ def test_one_clock_per_unit_and_cached_baselines_left_out():
 
 def test_engine_line_is_arithmetic_on_the_clocks():
     clocks = [unit_clock({"correctness": 3.0, "timing": 1.0, "steps": {"wait_shared": 1.0, "wait_exclusive": 1.0,
-                                                                      "run_traced": 0.4, "trace_step": 0.4}}, False),
+                                                                      "run_traced": 0.4, "trace_step": 0.4,
+                                                                      "trace_overhead": 0.08}}, False),
               unit_clock({"correctness": 4.0, "steps": {"wait_memory": 2.0}}, True)]
     line = engine_line(clocks, wall_s=4.0, lanes=4)
     # 2 units of 4 s (steps happen inside the stages): 8 unit-seconds on 4 lanes x 4 s is 50% busy;
     # waits 4 of 8 s; traces 0.8 of 8 s
     assert line.startswith("engine: 2 units in 4 s (2.00 s/unit)")
     assert "lanes 4 busy 50%" in line and "lock waits 50%" in line and "trace 10% of unit time" in line
+    # the profiler's own part of the traced steps (0.08 of 8 s), said apart from the traced calls
+    assert "(the profiler itself 1%)" in line
     assert engine_line([], 1.0, 1) == "engine: no unit evaluated"
     headers, rows = step_table(clocks)
     assert headers == ["step", "s/unit, candidates (1)", "s/unit, baselines (1)"]
@@ -85,3 +88,20 @@ def test_trace_durations_count_against_the_timer_only_when_traced_alone(alone, a
     assert bool([r for r in reasons if "under a quarter" in r]) == accused, reasons
     # a timer that agrees with the trace is never accused, alone or not
     assert not hack_evidence(ComboObservation(), findings, {"median_us": 380.0, "interpreted": False}, None)
+
+
+def test_the_profilers_own_seconds_are_counted_apart_from_the_traced_calls():
+    """A traced step's seconds are mostly the call itself; the worker says how long the profiler
+    took (start, stop, reading back) and the session keeps that as ``trace_overhead``. What the
+    worker says is bookkeeping only: nonsense is ignored, never a reason to fail the unit."""
+    import types
+
+    from mkbench.engine.session import WorkerSession
+    added: dict[str, float] = {}
+    fake = types.SimpleNamespace(add=lambda k, v: added.__setitem__(k, added.get(k, 0.0) + v))
+    WorkerSession._trace_overhead(fake, {"kind": "ran", "trace": {"cost": {"start_s": 0.01, "stop_s": 0.5,
+                                                                           "read_s": 0.2}}})
+    WorkerSession._trace_overhead(fake, {"kind": "ran", "trace": {"cost": {"start_s": -5, "stop_s": "junk"}}})
+    WorkerSession._trace_overhead(fake, {"kind": "ran", "trace": None})
+    WorkerSession._trace_overhead(fake, {"kind": "failed"})
+    assert added == {"trace_overhead": pytest.approx(0.71)}

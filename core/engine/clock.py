@@ -21,6 +21,9 @@ from typing import Any, Iterable
 WAIT_STEPS = ("wait_shared", "wait_exclusive", "wait_memory")
 #: steps that record device traces (the correctness call traced, the calls traced after timing)
 TRACE_STEPS = ("run_traced", "trace_step")
+#: the profiler's own part of them (start, stop, reading the events): the rest is the traced calls,
+#: which cost as much untraced (a candidate's first call: its JIT compile, autotuning, set-up)
+TRACE_OVERHEAD = "trace_overhead"
 #: steps outside the unit's stages but inside its lane: the compile ahead where a lane made it (Ray),
 #: the worker's start, its stop. The compile-ahead stage's own pool (``compile_ahead``) is not lane time.
 OUTSIDE_STAGES = ("prewarm", "fork", "stop")
@@ -68,7 +71,8 @@ def totals(clocks: list[UnitClock]) -> dict[str, float]:
     busy = sum(c.total for c in clocks)
     return {"units": len(clocks), "unit_seconds": busy,
             "wait_seconds": sum(c.steps.get(k, 0.0) for c in clocks for k in WAIT_STEPS),
-            "trace_seconds": sum(c.steps.get(k, 0.0) for c in clocks for k in TRACE_STEPS)}
+            "trace_seconds": sum(c.steps.get(k, 0.0) for c in clocks for k in TRACE_STEPS),
+            "trace_overhead_seconds": sum(c.steps.get(TRACE_OVERHEAD, 0.0) for c in clocks)}
 
 
 def engine_line(clocks: list[UnitClock], wall_s: float | None, lanes: int | None) -> str:
@@ -84,7 +88,9 @@ def engine_line(clocks: list[UnitClock], wall_s: float | None, lanes: int | None
         parts.append(f"lanes {lanes}" + (f" busy {busy:.0%}" if busy is not None else ""))
     wait, trace = _share(t["wait_seconds"], t["unit_seconds"]), _share(t["trace_seconds"], t["unit_seconds"])
     parts.append(f"lock waits {wait:.0%}" if wait is not None else "lock waits -")
-    parts.append((f"trace {trace:.0%}" if trace is not None else "trace -") + " of unit time")
+    overhead = _share(t["trace_overhead_seconds"], t["unit_seconds"]) if t["trace_overhead_seconds"] else None
+    parts.append((f"trace {trace:.0%}" if trace is not None else "trace -") + " of unit time" +
+                 (f" (the profiler itself {overhead:.0%})" if overhead is not None else ""))
     return ", ".join(parts)
 
 
