@@ -66,15 +66,28 @@ def _constant_mean(t: torch.Tensor) -> torch.Tensor:
 
 
 def _perturb_few(t: torch.Tensor) -> torch.Tensor:
-    """The largest-magnitude element and two others changed: a kernel wrong on a few elements."""
+    """The largest-magnitude element and two others changed: a kernel wrong on a few elements.
+
+    Floating outputs: the three are finite elements (the largest finite magnitude, the middle and
+    the last finite ones), each moved away from zero to 1.5 |v| + 1, a change of at least 1 and of
+    half the value. Why: the picks used to be the largest |v| (argmax puts a NaN or an inf there)
+    and fixed positions, changed to 1.5 v + 1, a no-op on NaN and inf and none at all at v = -2:
+    on an H100, xlogy's float16 outputs (NaN and inf by design) had the control changing nothing
+    beyond tolerance and 'perturbed' was accepted: the control was weak, not the contract."""
     t = t.clone()
     flat = t.view(-1)
     if flat.numel() == 0:
         return t
     idx = {int(torch.argmax(flat.abs().double())), flat.numel() // 2, flat.numel() - 1}
+    if t.is_floating_point():
+        finite = torch.nonzero(torch.isfinite(flat)).flatten()
+        if finite.numel():
+            mags = flat[finite].abs().double()
+            idx = {int(finite[int(torch.argmax(mags))]), int(finite[finite.numel() // 2]), int(finite[-1])}
     for i in idx:
         if t.is_floating_point():
-            flat[i] = flat[i] * 1.5 + 1.0
+            v = float(flat[i])
+            flat[i] = (1.5 * abs(v) + 1.0) * (-1.0 if v < 0 else 1.0)
         elif t.dtype == torch.bool:
             flat[i] = ~flat[i]
         else:
