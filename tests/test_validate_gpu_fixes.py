@@ -151,3 +151,36 @@ def test_deterministic_reference_has_no_note(tmp_path):
     task = load_task_file(_write_task(tmp_path, "plain_fake"))
     v = validate_task(task, validate_cmd.build_registry().hardware["cpu"])
     assert v.ok and not v.notes, v.problems
+
+
+# --- item 3: roi_align's float32 positions on CUDA ---------------------------------------------------
+
+def test_roi_align_bound_accepts_reciprocal_positions_and_rejects_half_precision(monkeypatch):
+    """CUDA divides a tensor by a Python scalar by multiplying with the float32 reciprocal, so
+    bin = (end - start) / 7 is not exact there: eager float32 on an H100 was rejected on 20551 of
+    51.4M elements (max error 1.1e-4). Emulated here by computing bin that way."""
+    from mkbench.contracts import AllClose, CheckContext
+    task = load_task_file(validate_cmd.build_registry().tasks["roi_align"].source)
+    mod = __import__("sys").modules[task.reference.__module__]
+    params = {"N": 2, "C": 32, "H": 200, "W": 304, "K": 512}
+    inputs = task.make_inputs(params, torch.float32, torch.Generator().manual_seed(0))
+    ref = (task.reference(*(v.double() if v.is_floating_point() else v for v in inputs)),)
+    real_axis = mod._axis
+
+    def cuda_axis(start, bin_size, size):
+        if bin_size.dtype == torch.float32:
+            bin_size = (bin_size * mod.OUT) * torch.tensor(1 / mod.OUT, dtype=torch.float32)
+        return real_axis(start, bin_size, size)
+
+    monkeypatch.setattr(mod, "_axis", cuda_axis)
+    eager = (task.reference(*inputs),)
+    monkeypatch.setattr(mod, "_axis", real_axis)
+    ctx = CheckContext(torch.float32, inputs, eager, lambda: ref, None)
+    assert not AllClose().check(ctx).ok  # the old contract rejects what CUDA eager computes
+    res = task.contract.check(ctx)
+    assert res.ok, res.message
+    # features rounded through bfloat16 (the bf16_compute control) and a 1e-3 error still fail
+    f16 = (task.reference(inputs[0].to(torch.bfloat16).float(), *inputs[1:]),)
+    assert not task.contract.check(CheckContext(torch.float32, inputs, f16, lambda: ref, None)).ok
+    off = ((eager[0].double() * (1 + 1e-3)).float(),)
+    assert not task.contract.check(CheckContext(torch.float32, inputs, off, lambda: ref, None)).ok
