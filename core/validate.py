@@ -86,8 +86,9 @@ def _perturb_few(t: torch.Tensor) -> torch.Tensor:
             idx = {int(finite[int(torch.argmax(mags))]), int(finite[finite.numel() // 2]), int(finite[-1])}
     for i in idx:
         if t.is_floating_point():
-            v = float(flat[i])
-            flat[i] = (1.5 * abs(v) + 1.0) * (-1.0 if v < 0 else 1.0)
+            v = flat[i].double()
+            # in float64, then rounded: near the dtype's max (nan_to_num's output) it becomes inf
+            flat[i] = ((1.5 * v.abs() + 1.0) * (-1.0 if float(v) < 0 else 1.0)).to(t.dtype)
         elif t.dtype == torch.bool:
             flat[i] = ~flat[i]
         else:

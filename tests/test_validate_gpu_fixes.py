@@ -184,3 +184,10 @@ def test_roi_align_bound_accepts_reciprocal_positions_and_rejects_half_precision
     assert not task.contract.check(CheckContext(torch.float32, inputs, f16, lambda: ref, None)).ok
     off = ((eager[0].double() * (1 + 1e-3)).float(),)
     assert not task.contract.check(CheckContext(torch.float32, inputs, off, lambda: ref, None)).ok
+
+
+def test_perturbed_control_near_the_dtype_max_overflows_to_inf_not_an_error():
+    from mkbench.validate import _perturb_few
+    big = torch.finfo(torch.float32).max
+    p = _perturb_few(torch.tensor([big, -big, 1.0, 2.0]))
+    assert torch.isinf(p[0]) and float(p[-1]) == 4.0
