@@ -74,6 +74,53 @@ def _check_inputs_here(task, v, device: str) -> None:
                               "for the same seed")
 
 
+def _pool(jobs: int):
+    return ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_one_thread)
+
+
+def _print_line(name: str, v, seconds: float, prefix: str = "validated") -> None:
+    print(f"{prefix} {name} in {seconds:.1f} s: " + ("ok" if v.ok else "; ".join(v.problems)[:2000])
+          + "".join(f" (note: {n})" for n in v.notes), file=sys.stderr, flush=True)
+
+
+def _retry_out_of_memory(names: list[str], outcomes: list, task_args: tuple) -> list[str]:
+    """Tasks a combination of which ran out of GPU memory while other tasks shared the GPU
+    (``--jobs`` > 1 on cuda: six processes with large shapes did not fit in an H100's 80 GB),
+    validated again after the parallel pool is done, one at a time in one process with the
+    allocator's cache emptied: only what runs out of memory alone too stays a problem. Their
+    outcomes are replaced in place; returns their names."""
+    todo = [i for i, (v, _) in enumerate(outcomes) if v.out_of_memory]
+    if not todo:
+        return []
+    print(f"retrying alone, one at a time, {len(todo)} task(s) that ran out of GPU memory in parallel: "
+          + ", ".join(names[i] for i in todo), file=sys.stderr, flush=True)
+    with _pool(1) as pool:
+        for i in todo:
+            v, seconds = pool.submit(_validate_alone, names[i], *task_args).result()
+            v.notes.append("retried alone after running out of GPU memory in parallel ("
+                           + ", ".join(outcomes[i][0].out_of_memory) + ")")
+            _print_line(names[i], v, seconds, prefix="retried alone")
+            outcomes[i] = (v, seconds)
+    return [names[i] for i in todo]
+
+
+def _validate_alone(qualified_name: str, device: str, roles: tuple, seeds: int, compile_control: bool) -> tuple:
+    _free_gpu_cache()
+    try:
+        return _validate_one(qualified_name, device, roles, seeds, compile_control)
+    finally:
+        _free_gpu_cache()
+
+
+def _free_gpu_cache() -> None:
+    import gc
+
+    import torch
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
 def run(args) -> int:
     use_tasks_dirs(args)
     reg = build_registry()
@@ -88,15 +135,15 @@ def run(args) -> int:
     seeds = args.seeds or (1 if args.device == "cpu" else 2)
     jobs = args.jobs or (min(4, os.cpu_count() or 1) if args.device == "cpu" else 1)
     # Always in other processes (spawned), so that the inputs can be compared with this one's.
-    with ProcessPoolExecutor(max(1, jobs), mp_context=get_context("spawn"), initializer=_one_thread) as pool:
+    task_args = (args.device, roles, seeds, args.with_compile)
+    with _pool(max(1, jobs)) as pool:
         outcomes = []
-        for name, (v, seconds) in zip(names, pool.map(_validate_one, names, *(([x] * len(names)) for x in
-                                                                              (args.device, roles, seeds,
-                                                                               args.with_compile)))):
+        for name, (v, seconds) in zip(names, pool.map(_validate_one, names,
+                                                      *(([x] * len(names)) for x in task_args))):
             # one line per task as it is done: a long run on a GPU that is cut short keeps what it found
-            print(f"validated {name} in {seconds:.1f} s: " + ("ok" if v.ok else "; ".join(v.problems)[:2000]),
-                  file=sys.stderr, flush=True)
+            _print_line(name, v, seconds)
             outcomes.append((v, seconds))
+    retried = _retry_out_of_memory(names, outcomes, task_args)
     # With the workers' one thread: CPU elementwise kernels split their work by thread, and the
     # vectorized and scalar paths may round the last bit differently at the split points (exp2 on
     # awkward sizes did). The engine's worker and judge run with equal thread counts.
@@ -118,6 +165,11 @@ def run(args) -> int:
           f"{len(tasks) - len(failed)} ok, {len(failed)} with problems; "
           f"{positives[0]}/{positives[1]} positive controls passed, "
           f"{total_rejected}/{total_run} negative controls rejected")
+    if retried:
+        print(f"retried alone after running out of GPU memory in parallel: {', '.join(retried)}")
+    for v, _ in outcomes:
+        for n in v.notes:
+            print(f"note: {v.task}: {n}")
     for v in failed:
         for p in v.problems:
             print(f"problem: {v.task}: {p}")
