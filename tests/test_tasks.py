@@ -142,3 +142,37 @@ def test_validate_compares_inputs_across_processes_and_runs_positive_controls(tm
     code, out, err = cli("validate", "--task", "gelu", "--jobs", "1")
     assert code == 0, (out, err)
     assert "6/6 positive controls passed" in out
+
+
+ROUNDED_DEPENDENCE_TASK = '''
+import torch
+from mkbench import Shape, Task
+from mkbench.contracts import AllClose, Tol
+from mkbench.taskkit import randn
+
+def reference(x, t):
+    # t's part is far below bfloat16's resolution of the result: reversing t changes nothing at the
+    # task's dtype, but the function does depend on t
+    weights = torch.arange(t.numel(), dtype=torch.float64, device=t.device)
+    return ((x.double().sum() + 1e-9 * (t.double() * weights).sum()).reshape(1)).to(x.dtype)
+
+def make_inputs(shape, dtype, gen):
+    n = shape["n"]
+    return (randn(gen, (n,), dtype), torch.randint(0, 7, (n,), generator=gen))
+
+TASK = Task(name="rounded_dependence", category="reduce", description="depends on t below bfloat16's resolution",
+            reference=reference, make_inputs=make_inputs, dtypes=["bfloat16"],
+            shapes=[Shape("small", {"n": 1000}, "small")],
+            contract=AllClose(tolerances={"bfloat16": Tol(2e-2, 2e-2)}),
+            flops=lambda s: s["n"], bytes=lambda s, d: 8 * s["n"])
+'''
+
+
+def test_an_input_whose_effect_rounds_away_at_the_tasks_dtype_still_counts(tmp_path):
+    """Whether the output depends on an input is asked in float64 when the task's dtype rounds the
+    difference away (a bfloat16 NLL mean over millions of reversed targets did, on an H100)."""
+    folder = tmp_path / "reduce"
+    folder.mkdir()
+    (folder / "rounded_dependence.py").write_text(textwrap.dedent(ROUNDED_DEPENDENCE_TASK))
+    v = validate_task(load_task_file(folder / "rounded_dependence.py"), CPU, shape_roles=("small",))
+    assert not any("does not depend on input[1]" in p for p in v.problems), v.problems
