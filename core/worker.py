@@ -31,7 +31,8 @@ def short(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
 
 
-def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None = None) -> None:
+def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None = None,
+          confine: dict | None = None) -> None:
     os.environ.update(env)  # first: Triton reads TRITON_INTERPRET when a kernel is decorated
     from . import procguard
     procguard.detach_and_guard()
@@ -49,6 +50,13 @@ def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None
         sys.stdout.flush(); sys.stderr.flush()
         os.dup2(fd, 1); os.dup2(fd, 2)
         os.close(fd)
+    if confine is not None:  # before any candidate code is imported (see mkbench.sandbox)
+        from . import sandbox
+        try:
+            confinement = sandbox.confine(confine, log_path)
+        except Exception as exc:  # never fail the unit for want of confinement: record it
+            confinement = f"none: {type(exc).__name__}: {exc}"
+        print(f"mkbench: confinement: {confinement}", file=sys.stderr, flush=True)
     steps = Steps()
     try:
         while True:
@@ -290,9 +298,11 @@ class Steps:
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
         compile_error = isinstance(exc, CompileError) or (self.job is not None and self.backend.is_compile_error(exc))
+        from .sandbox import denied_hack
+        hack = short(str(exc)) if isinstance(exc, IntegrityViolation) else denied_hack(exc)
         return {"kind": "failed", "message": short(f"{type(exc).__name__}: {exc}{where}"),
                 "traceback": short(tb, 4000), "compile_error": compile_error,
-                "hack": short(str(exc)) if isinstance(exc, IntegrityViolation) else None,
+                "hack": hack and short(hack),
                 "poisoned": self.job is not None and context_poisoned(self.device)}
 
     # compile ---------------------------------------------------------------------------------
