@@ -21,8 +21,9 @@ Every process mkbench starts (candidate workers, judges, compile-pool workers) c
   process started survives it. The guardian is single-threaded and runs no candidate code, so it
   cannot be kept from acting.
 
-What a hostile candidate could still do is leave the group on purpose (``setsid`` in a
-grandchild): only a container or a cgroup can contain that.
+A hostile candidate could leave the group on purpose (``setsid`` in a grandchild): a confined worker
+(:mod:`mkbench.sandbox`) runs in a PID namespace of its own, whose processes all die with it; where
+that is refused it is a child subreaper, and :func:`kill_group` also kills its descendants.
 """
 
 from __future__ import annotations
@@ -102,8 +103,44 @@ def detach_and_guard() -> None:
         _guardian(me)
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (through /proc: each process's parent), nearest first."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
 def kill_group(pid: int) -> None:
-    """Kill a guarded child and everything it started (its process group); quiet if already gone."""
+    """Kill a guarded child and everything it started (its process group, and its descendants in
+    other sessions or groups: a confined worker keeps them as a child subreaper where it has no PID
+    namespace of its own, see :mod:`mkbench.sandbox`); quiet if already gone. The descendants are
+    stopped before any is killed, so that none forks or is orphaned in between."""
+    stopped: set[int] = set()
+    for _ in range(3):
+        for p in descendants(pid):
+            if p not in stopped:
+                stopped.add(p)
+                try:
+                    os.kill(p, signal.SIGSTOP)
+                except OSError:
+                    pass
+    for p in stopped:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
