@@ -22,8 +22,8 @@ Every process mkbench starts (candidate workers, judges, compile-pool workers) c
   cannot be kept from acting.
 
 A hostile candidate could leave the group on purpose (``setsid`` in a grandchild): a confined worker
-(:mod:`mkbench.sandbox`) runs in a PID namespace of its own, whose processes all die with it; where
-that is refused it is a child subreaper, and :func:`kill_group` also kills its descendants.
+(:mod:`mkbench.sandbox`) is a child subreaper that keeps such processes below it and kills them
+when the worker ends, and :func:`kill_group` kills every descendant, not only the group.
 """
 
 from __future__ import annotations
@@ -122,25 +122,32 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def kill_group(pid: int) -> None:
-    """Kill a guarded child and everything it started (its process group, and its descendants in
-    other sessions or groups: a confined worker keeps them as a child subreaper where it has no PID
-    namespace of its own, see :mod:`mkbench.sandbox`); quiet if already gone. The descendants are
-    stopped before any is killed, so that none forks or is orphaned in between."""
+def kill_descendants(pid: int) -> None:
+    """SIGKILL every process below ``pid``, in whatever session or group: all are stopped first,
+    walk after walk until one finds nothing new, so that none forks or is orphaned in between."""
     stopped: set[int] = set()
-    for _ in range(3):
-        for p in descendants(pid):
-            if p not in stopped:
-                stopped.add(p)
-                try:
-                    os.kill(p, signal.SIGSTOP)
-                except OSError:
-                    pass
+    for _ in range(100):
+        new = [p for p in descendants(pid) if p not in stopped]
+        if not new:
+            break
+        for p in new:
+            stopped.add(p)
+            try:
+                os.kill(p, signal.SIGSTOP)
+            except OSError:
+                pass
     for p in stopped:
         try:
             os.kill(p, signal.SIGKILL)
         except OSError:
             pass
+
+
+def kill_group(pid: int) -> None:
+    """Kill a guarded child and everything it started: its process group, and its descendants in
+    other sessions or groups (a confined worker keeps them below it as a child subreaper, see
+    :mod:`mkbench.sandbox`); quiet if already gone."""
+    kill_descendants(pid)
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

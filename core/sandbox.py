@@ -8,16 +8,17 @@ imported. Each layer is applied where the kernel allows it and skipped otherwise
 for want of confinement, it records what was in force (:func:`support`, the run's
 ``env["engine"]["confinement"]``).
 
-PID namespace (``unshare(CLONE_NEWPID)``, then a fork)
-    The worker's code goes on in the child, process 1 of a new PID namespace; the original process
-    only waits for it and passes on its exit status (and removes the scratch directory). When
-    process 1 dies, however it dies, the kernel kills every process in the namespace: a descendant
-    in a new session or process group (``setsid``, ``start_new_session=True``, a double fork) cannot
-    outlive the unit. Kill, ptrace, ``process_vm_readv``/``writev`` and pidfds name processes by
-    their number in the caller's namespace, where no process outside the unit exists. Chosen over a
-    cgroup (needs a delegated, writable cgroup tree) and over a walk of ``/proc`` (races with a
-    process that forks as fast as it is killed). Where it is refused, the worker is made a child
-    subreaper and :func:`mkbench.procguard.kill_group` walks its descendants instead.
+A reaper (``PR_SET_CHILD_SUBREAPER``, then a fork)
+    The worker's code goes on in the child; the original process becomes a child subreaper that
+    only waits. A descendant in a new session or process group (``setsid``,
+    ``start_new_session=True``, a double fork) whose parent dies is handed to it, not to init, so
+    it stays below the reaper: when the worker ends, however it ends, the reaper stops and kills
+    everything below it (:func:`mkbench.procguard.kill_descendants`), removes the scratch
+    directory and passes the worker's exit status on; when the orchestrator stops the unit,
+    :func:`mkbench.procguard.kill_group` does the same from outside. Not a PID namespace, which
+    the kernel would make airtight: legacy CUDA IPC handles (how a worker hands GPU tensors to the
+    judge, :mod:`mkbench.transfer`) cannot be opened across PID namespaces. Not a cgroup: it needs
+    a delegated, writable cgroup tree, which a container rarely has.
 Landlock (ABI 1 and later)
     Writes only to the unit's scratch directory (``TMPDIR``), the JIT caches the runner names in the
     worker's environment, the unit's log file, ``/dev/shm`` and the device nodes a GPU needs. Reads
@@ -29,7 +30,11 @@ Landlock (ABI 1 and later)
 Capabilities
     The worker runs as root on the GPU machines; after the rules it drops every capability (the
     effective, permitted and bounding sets, with no_new_privs), so it cannot mount, create device
-    nodes, read ``/proc/kcore`` or leave the namespace with ``setns``.
+    nodes, read ``/proc/kcore`` or enter another namespace with ``setns``.
+seccomp (a filter written out here: no maintained Python binding is installed)
+    ``socket(AF_UNIX)`` is refused: the fork server listens on a named Unix socket and forks whatever
+    it is sent, unconfined, and Landlock up to ABI 7 does not govern ``connect``. So are ptrace and
+    ``process_vm_readv``/``writev`` (Landlock keeps those out of other domains too) and other ABIs.
 
 Not covered: see the README's "Confinement" section.
 """
@@ -43,11 +48,11 @@ import shutil
 import signal
 import sys
 import tempfile
+import traceback
 from pathlib import Path
 
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446  # the same on x86_64 and aarch64
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS = 1, 36, 24, 38
-_CLONE_NEWPID = 0x20000000
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1, 2, 4, 8
 _REFER, _TRUNCATE = 1 << 13, 1 << 14
 _SCOPE_SIGNAL = 2
@@ -82,21 +87,12 @@ def landlock_abi() -> int:
     return max(abi, 0)
 
 
-def _pid_namespace_allowed() -> bool:
-    """Whether ``unshare(CLONE_NEWPID)`` works here, tried in a throwaway child."""
-    if not sys.platform.startswith("linux"):
-        return False
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0 if _libc.unshare(_CLONE_NEWPID) == 0 else 1)
-    return os.waitpid(pid, 0)[1] == 0
-
-
 def support() -> str:
     """What :func:`confine` will put in force on this machine, in one line (the orchestrator's view)."""
     abi = landlock_abi()
-    return " + ".join(["pid namespace" if _pid_namespace_allowed() else "subreaper",
-                       f"landlock ABI {abi}" if abi else "no landlock", "no capabilities"])
+    return " + ".join(["subreaper",
+                       f"landlock ABI {abi}" if abi else "no landlock", "no capabilities",
+                       "seccomp" if os.uname().machine in _SYSCALLS else "no seccomp"])
 
 
 # --- in the worker --------------------------------------------------------------------------------
@@ -113,7 +109,7 @@ def confine(cfg: dict, log_path: str | None) -> str:
     _protected.update({k: v for k, v in {"keys": keys, "store": store and os.path.realpath(store),
                                         "logs": cfg.get("logs") and os.path.realpath(cfg["logs"]),
                                         "log": log_path and os.path.realpath(log_path)}.items() if v})
-    done = [_enter_pid_namespace(scratch)]
+    done = [_reaper(scratch)]
     writable = [scratch, *(os.environ[v] for v in CACHE_VARS if os.environ.get(v)), *cfg.get("write", ())]
     for path in writable:
         os.makedirs(path, exist_ok=True)
@@ -123,23 +119,38 @@ def confine(cfg: dict, log_path: str | None) -> str:
     except OSError as exc:
         done.append(f"no landlock ({exc})")
     done.append(_drop_capabilities())
+    done.append(_seccomp())
     _watch_sqlite()
     return " + ".join(done)
 
 
-def _enter_pid_namespace(scratch: str) -> str:
-    if _libc.unshare(_CLONE_NEWPID) != 0:
-        _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        return f"subreaper (no pid namespace: {os.strerror(ctypes.get_errno())})"
+def _reaper(scratch: str) -> str:
+    from .procguard import kill_descendants
+    if _libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        return f"no subreaper ({os.strerror(ctypes.get_errno())})"
+    reaper = os.getpid()
     pid = os.fork()
-    if pid == 0:  # process 1 of the namespace: the worker from here on
-        # (getppid() is 0 here: the parent is outside the namespace. Should the original process die
-        # before this is armed, its guardian kills the process group, this process included.)
+    if pid == 0:  # the worker from here on
         _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        return "pid namespace"
-    # the original process: holds nothing, waits, passes the status on
+        if os.getppid() != reaper:  # died before that was armed
+            os._exit(137)
+        return "subreaper"
+    # the reaper: holds nothing, reaps the orphans handed to it until the worker ends, then kills the rest
     os.closerange(3, 1 << 16)
-    status = os.waitpid(pid, 0)[1]
+    while True:
+        try:
+            done, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(137)
+        if done == pid:
+            break
+    kill_descendants(reaper)
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
     shutil.rmtree(scratch, ignore_errors=True)
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
@@ -215,6 +226,37 @@ def _drop_capabilities() -> str:
     return "no capabilities" if _libc.capset(header, data) == 0 else "capabilities kept"
 
 
+# seccomp: (audit arch, socket, ptrace, process_vm_readv, process_vm_writev) per machine
+_SYSCALLS = {"x86_64": (0xC000003E, 41, 101, 310, 311), "aarch64": (0xC00000B7, 198, 117, 270, 271)}
+
+
+def _seccomp() -> str:
+    """EPERM for ``socket(AF_UNIX)`` (see the module docstring; a daemon's socket could be as bad),
+    ptrace, ``process_vm_readv``/``writev`` and every syscall of another ABI (x32, i386)."""
+    numbers = _SYSCALLS.get(os.uname().machine)
+    if numbers is None:
+        return "no seccomp (unknown machine)"
+    arch, sock, *reach = numbers
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM
+    prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, deny), (ld, 0, 0, 0), (jge, 0, 1, 0x40000000),
+            (ret, 0, 0, deny)]
+    for nr in reach:
+        prog += [(jeq, 0, 1, nr), (ret, 0, 0, deny)]
+    prog += [(jeq, 0, 3, sock), (ld, 0, 0, 16), (jeq, 0, 1, 1), (ret, 0, 0, deny), (ret, 0, 0, allow)]  # 1: AF_UNIX
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Filter))]
+
+    filters = (Filter * len(prog))(*[Filter(*f) for f in prog])
+    if _libc.prctl(22, 2, ctypes.byref(Prog(len(prog), filters)), 0, 0) != 0:  # PR_SET_SECCOMP, MODE_FILTER
+        return f"no seccomp ({os.strerror(ctypes.get_errno())})"
+    return "seccomp"
+
+
 def _watch_sqlite() -> None:
     """Record the databases the candidate opens through ``sqlite3.connect``: SQLite reopens a file it
     may not write read-only, so a denied write to the store surfaces as a ``sqlite3`` error without
@@ -262,6 +304,10 @@ def denied_hack(exc: BaseException) -> str | None:
                 what = name is not None and protected_target(os.fsdecode(name))
                 if what:
                     return f"the candidate tried to reach {what} ({os.fsdecode(name)}): denied by confinement"
+        frames = traceback.extract_tb(exc.__traceback__)
+        if (isinstance(exc, PermissionError) and exc.errno == errno.EPERM and frames
+                and frames[-1].filename.endswith(f"{os.sep}socket.py")):
+            return "the candidate tried to open a Unix socket (the fork server's?): denied by confinement"
         if type(exc).__module__ == "sqlite3":
             for db in _databases:
                 what = db and protected_target(db)

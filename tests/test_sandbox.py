@@ -60,6 +60,19 @@ HOSTILE = {
             os.wait()
             return x.clone()
     """,
+    # double-forks into a new session, then ends its worker (the reaper, not the orchestrator, kills what is left)
+    "hardsigmoid": """
+        import os, sys
+        def kernel_function(x):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    code = "import time  # {marker}\\nwhile True: time.sleep(0.2)"
+                    os.execv(sys.executable, [sys.executable, "-c", code])
+                os._exit(0)
+            os.wait()
+            os._exit(3)
+    """,
     # writes outside its scratch directory
     "mish": """
         def kernel_function(x):
@@ -72,6 +85,14 @@ HOSTILE = {
         def kernel_function(x):
             for path in glob.glob(os.path.join(os.environ["MKBENCH_KEY_DIR"], "*")):
                 open(path).read()
+            return x.clone()
+    """,
+    # connects to the fork server, which would fork it an unconfined process
+    "logsigmoid": """
+        import glob, socket
+        def kernel_function(x):
+            for path in glob.glob("/tmp/pymp-*/listener-*") or ["/tmp/none"]:
+                socket.socket(socket.AF_UNIX).connect(path)
             return x.clone()
     """,
     # reaches into another process (the orchestrator: this test's process)
@@ -152,6 +173,7 @@ def test_store_and_victim_unchanged(hostile_run):
 
 def test_nothing_survives_the_unit(hostile_run):
     assert hostile_run["survivors"] == []
+    assert _verdicts(hostile_run["rows"], "hardsigmoid") == {"crash"}
 
 
 def test_store_writer_is_hack(hostile_run):
@@ -161,6 +183,7 @@ def test_store_writer_is_hack(hostile_run):
 def test_key_reader_and_process_reacher_are_hack(hostile_run):
     assert _verdicts(hostile_run["rows"], "softplus") == {"hack"}
     assert _verdicts(hostile_run["rows"], "hardswish") == {"hack"}
+    assert _verdicts(hostile_run["rows"], "logsigmoid") == {"hack"}
 
 
 def test_write_outside_scratch_is_an_error_naming_the_path(hostile_run):
@@ -176,7 +199,7 @@ def test_honest_candidate_is_correct_and_confinement_recorded(tmp_path, cli):
     assert code == 0, err
     assert {r["verdict"] for r in _rows(store, "m").values()} - {"skipped"} == {"correct"}
     run = Store(store).run(max(r["run_id"] for r in Store(store).results()))
-    assert run.env["engine"]["confinement"].startswith(("pid namespace", "subreaper"))
+    assert run.env["engine"]["confinement"].startswith("subreaper + landlock ABI")
     assert f"confinement: {run.env['engine']['confinement']}" in out
     logs = list((tmp_path / "results-logs").rglob("*.log"))
     assert logs and all("mkbench: confinement: " in p.read_text() for p in logs)
