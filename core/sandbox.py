@@ -112,10 +112,16 @@ def confine(cfg: dict, log_path: str | None) -> str:
     done = [_reaper(scratch)]
     writable = [scratch, *(os.environ[v] for v in CACHE_VARS if os.environ.get(v)), *cfg.get("write", ())]
     for path in writable:
-        os.makedirs(path, exist_ok=True)
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError:
+            pass
+    # a key directory that holds what the worker must read (MKBENCH_KEY_DIR=/tmp, say) cannot be hidden
+    needed = [os.path.realpath(p) for p in (sys.prefix, os.path.dirname(__file__), *writable)]
+    hidden = None if any(_inside(p, keys) for p in needed) else keys
     _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     try:
-        done.append(_landlock(writable, log_path, keys))
+        done.append(_landlock(writable, log_path, hidden) + ("" if hidden else f" (key dir {keys} NOT hidden)"))
     except OSError as exc:
         done.append(f"no landlock ({exc})")
     done.append(_drop_capabilities())
@@ -160,7 +166,7 @@ def _reaper(scratch: str) -> str:
     os._exit(os.waitstatus_to_exitcode(status))
 
 
-def _landlock(writable: list[str], log_path: str | None, hidden: str) -> str:
+def _landlock(writable: list[str], log_path: str | None, hidden: str | None) -> str:
     abi = landlock_abi()
     if abi < 1:
         raise OSError(errno.ENOSYS, "Landlock not available")
@@ -171,7 +177,7 @@ def _landlock(writable: list[str], log_path: str | None, hidden: str) -> str:
         raise OSError(ctypes.get_errno(), "landlock_create_ruleset: " + os.strerror(ctypes.get_errno()))
     try:
         _rule(ruleset, "/", _READ_DIR)
-        for path in _readable(hidden):
+        for path in _readable(hidden or "/dev"):
             _rule(ruleset, path, _READ)
         for name in os.listdir("/dev"):
             if name in _DEV_RW or name.startswith(_DEV_RW_PREFIX):

@@ -214,3 +214,14 @@ def test_no_confine_is_recorded(tmp_path, cli):
     run = Store(store).run(max(r["run_id"] for r in Store(store).results()))
     assert run.env["engine"]["confinement"] == "none: --no-confine"
     assert "confinement: none: --no-confine" in out
+
+
+def test_readable_grants_around_the_hidden_directory(tmp_path):
+    hidden = tmp_path / "state" / "mkbench" / "keys"
+    hidden.mkdir(parents=True)
+    (tmp_path / "state" / "other").mkdir()
+    (tmp_path / "state" / "mkbench" / "sibling").mkdir()
+    roots = sandbox._readable(str(hidden))
+    assert "/dev" not in roots and "/usr" in roots
+    assert str(tmp_path / "state" / "other") in roots and str(tmp_path / "state" / "mkbench" / "sibling") in roots
+    assert not any(str(hidden).startswith(r + "/") or r == str(hidden) for r in roots)
