@@ -171,7 +171,8 @@ class Runner:
 
         def engine_clock() -> dict:  # this session's wall time and lanes, added to the run's earlier sessions
             lanes = len(executor.lane_states()) if executor is not None else 0
-            session = {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks)}
+            session = {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks),
+                       "confinement": self.confinement()}  # this session's (a resume may differ from the first)
             return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []), session]}
 
         try:
@@ -207,7 +208,7 @@ class Runner:
                                   {"gpu_state_at_end": environment.gpu_state(), "engine_clock": engine})
         now = engine["sessions"][-1]
         return {"run_id": run_id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid],
-                "confinement": self.store.run(run_id).env.get("engine", {}).get("confinement"),
+                "confinement": self.confinement(),
                 "engine_line": engine_line(clocks, now["wall_s"], now["lanes"])}
 
     # --- pieces -------------------------------------------------------------------------------
