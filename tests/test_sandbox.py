@@ -225,3 +225,42 @@ def test_readable_grants_around_the_hidden_directory(tmp_path):
     assert "/dev" not in roots and "/usr" in roots
     assert str(tmp_path / "state" / "other") in roots and str(tmp_path / "state" / "mkbench" / "sibling") in roots
     assert not any(str(hidden).startswith(r + "/") or r == str(hidden) for r in roots)
+
+
+def test_confine_hides_a_key_directory_under_home(tmp_path):
+    """The default key directory (~/.local/state/mkbench/keys) lies under a hierarchy that must stay
+    readable (HOME): its siblings stay readable, the key does not, and writes go to scratch only."""
+    import json
+    home = tmp_path / "home"
+    keys = home / ".local" / "state" / "mkbench" / "keys"
+    keys.mkdir(parents=True)
+    (keys / "k.key").write_text("secret")
+    (home / ".local" / "other.txt").write_text("fine")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.environ.pop("MKBENCH_KEY_DIR", None)
+            os.environ.pop("XDG_STATE_HOME", None)
+            os.environ["HOME"] = str(home)
+            what = sandbox.confine({"store": str(tmp_path / "results.sqlite")}, None)
+            out = {"what": what}
+            for name, act in {"sibling": lambda: (home / ".local" / "other.txt").read_text(),
+                              "key": lambda: (keys / "k.key").read_text(),
+                              "outside": lambda: (tmp_path / "x").write_text("x"),
+                              "scratch": lambda: Path(os.environ["TMPDIR"], "x").write_text("x")}.items():
+                try:
+                    act()
+                    out[name] = "ok"
+                except PermissionError:
+                    out[name] = "denied"
+            os.write(w, json.dumps(out).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        out = json.loads(f.read())
+    os.waitpid(pid, 0)
+    assert out == {"what": out["what"], "sibling": "ok", "key": "denied", "outside": "denied", "scratch": "ok"}
+    assert "landlock ABI" in out["what"] and "NOT hidden" not in out["what"]
