@@ -254,6 +254,12 @@ def context_poisoned(device: str) -> bool:
         return True
 
 
+def _raising(exc: BaseException):
+    def fn(*args, **kwargs):
+        raise exc
+    return fn
+
+
 # --- the steps ----------------------------------------------------------------------------------
 
 class Steps:
@@ -316,10 +322,14 @@ class Steps:
         checks = {k: {"ok": bool(v.get("ok")), "message": short(str(v.get("message", "")))} for k, v in checks.items()}
         try:
             self.fn = self.backend.compile(self.task, source, self.hw)
-        except CompileError as exc:
-            return {"kind": "compiled", "ok": False, "message": short(str(exc)), "checks": checks}
         except Exception as exc:
-            return {"kind": "compiled", "ok": False, "message": short(f"{type(exc).__name__}: {exc}"), "checks": checks}
+            from .sandbox import denied_hack
+            if denied_hack(exc) is None:
+                message = str(exc) if isinstance(exc, CompileError) else f"{type(exc).__name__}: {exc}"
+                return {"kind": "compiled", "ok": False, "message": short(message), "checks": checks}
+            # stopped by confinement on the store, the key, another process...: a hack, not a compile
+            # error; the first call raises it again, and failure() reports it as such
+            self.fn = _raising(exc)
         self._prebuild()
         failed = self.backend.build_failures()
         if failed:

@@ -73,6 +73,14 @@ HOSTILE = {
             os.wait()
             os._exit(3)
     """,
+    # reads the digest key as it is imported (a hack, not a compile error)
+    "gelu_tanh": """
+        import glob, os
+        for path in glob.glob(os.path.join(os.environ["MKBENCH_KEY_DIR"], "*")):
+            open(path).read()
+        def kernel_function(x):
+            return x.clone()
+    """,
     # writes outside its scratch directory
     "mish": """
         def kernel_function(x):
@@ -182,6 +190,7 @@ def test_store_writer_is_hack(hostile_run):
 
 def test_key_reader_and_process_reacher_are_hack(hostile_run):
     assert _verdicts(hostile_run["rows"], "softplus") == {"hack"}
+    assert _verdicts(hostile_run["rows"], "gelu_tanh") == {"hack"}
     assert _verdicts(hostile_run["rows"], "hardswish") == {"hack"}
     assert _verdicts(hostile_run["rows"], "logsigmoid") == {"hack"}
 
