@@ -21,8 +21,9 @@ Every process mkbench starts (candidate workers, judges, compile-pool workers) c
   process started survives it. The guardian is single-threaded and runs no candidate code, so it
   cannot be kept from acting.
 
-What a hostile candidate could still do is leave the group on purpose (``setsid`` in a
-grandchild): only a container or a cgroup can contain that.
+A hostile candidate could leave the group on purpose (``setsid`` in a grandchild): a confined worker
+(:mod:`mkbench.sandbox`) is a child subreaper that keeps such processes below it and kills them
+when the worker ends, and :func:`kill_group` kills every descendant, not only the group.
 """
 
 from __future__ import annotations
@@ -102,8 +103,51 @@ def detach_and_guard() -> None:
         _guardian(me)
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (through /proc: each process's parent), nearest first."""
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def kill_descendants(pid: int) -> None:
+    """SIGKILL every process below ``pid``, in whatever session or group: all are stopped first,
+    walk after walk until one finds nothing new, so that none forks or is orphaned in between."""
+    stopped: set[int] = set()
+    for _ in range(100):
+        new = [p for p in descendants(pid) if p not in stopped]
+        if not new:
+            break
+        for p in new:
+            stopped.add(p)
+            try:
+                os.kill(p, signal.SIGSTOP)
+            except OSError:
+                pass
+    for p in stopped:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def kill_group(pid: int) -> None:
-    """Kill a guarded child and everything it started (its process group); quiet if already gone."""
+    """Kill a guarded child and everything it started: its process group, and its descendants in
+    other sessions or groups (a confined worker keeps them below it as a child subreaper, see
+    :mod:`mkbench.sandbox`); quiet if already gone."""
+    kill_descendants(pid)
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

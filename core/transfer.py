@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import secrets
 from typing import Any, Iterable
 
 import torch
@@ -89,7 +90,9 @@ def _export_cuda(t: torch.Tensor) -> dict:
 def _export_shm(t: torch.Tensor) -> dict:
     from multiprocessing import resource_tracker, shared_memory
     nbytes = t.numel() * t.element_size()
-    name = f"mkbench_{os.getpid()}_{next(_counter)}"
+    # not named by the pid alone: a confined worker is process 1 of its own PID namespace (mkbench.sandbox),
+    # as is every other, and /dev/shm is shared by them all
+    name = f"mkbench_{os.getpid()}_{next(_counter)}_{secrets.token_hex(6)}"
     shm = shared_memory.SharedMemory(name=name, create=True, size=max(nbytes, 1))
     # The orchestrator unlinks it, not this process's tracker (which would warn, or unlink it
     # under the importer's feet when this process exits first).

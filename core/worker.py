@@ -31,7 +31,8 @@ def short(text: str, limit: int = MAX_MESSAGE) -> str:
     return text if len(text) <= limit else text[: limit // 2] + " ... " + text[-limit // 2:]
 
 
-def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None = None) -> None:
+def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None = None,
+          confine: dict | None = None) -> None:
     os.environ.update(env)  # first: Triton reads TRITON_INTERPRET when a kernel is decorated
     from . import procguard
     procguard.detach_and_guard()
@@ -49,6 +50,13 @@ def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None
         sys.stdout.flush(); sys.stderr.flush()
         os.dup2(fd, 1); os.dup2(fd, 2)
         os.close(fd)
+    if confine is not None:  # before any candidate code is imported (see mkbench.sandbox)
+        from . import sandbox
+        try:
+            confinement = sandbox.confine(confine, log_path)
+        except Exception as exc:  # never fail the unit for want of confinement: record it
+            confinement = f"none: {type(exc).__name__}: {exc}"
+        print(f"mkbench: confinement: {confinement}", file=sys.stderr, flush=True)
     steps = Steps()
     try:
         while True:
@@ -246,6 +254,12 @@ def context_poisoned(device: str) -> bool:
         return True
 
 
+def _raising(exc: BaseException):
+    def fn(*args, **kwargs):
+        raise exc
+    return fn
+
+
 # --- the steps ----------------------------------------------------------------------------------
 
 class Steps:
@@ -290,9 +304,11 @@ class Steps:
         frames = traceback.extract_tb(exc.__traceback__)
         where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
         compile_error = isinstance(exc, CompileError) or (self.job is not None and self.backend.is_compile_error(exc))
+        from .sandbox import denied_hack
+        hack = short(str(exc)) if isinstance(exc, IntegrityViolation) else denied_hack(exc)
         return {"kind": "failed", "message": short(f"{type(exc).__name__}: {exc}{where}"),
                 "traceback": short(tb, 4000), "compile_error": compile_error,
-                "hack": short(str(exc)) if isinstance(exc, IntegrityViolation) else None,
+                "hack": hack and short(hack),
                 "poisoned": self.job is not None and context_poisoned(self.device)}
 
     # compile ---------------------------------------------------------------------------------
@@ -306,10 +322,14 @@ class Steps:
         checks = {k: {"ok": bool(v.get("ok")), "message": short(str(v.get("message", "")))} for k, v in checks.items()}
         try:
             self.fn = self.backend.compile(self.task, source, self.hw)
-        except CompileError as exc:
-            return {"kind": "compiled", "ok": False, "message": short(str(exc)), "checks": checks}
         except Exception as exc:
-            return {"kind": "compiled", "ok": False, "message": short(f"{type(exc).__name__}: {exc}"), "checks": checks}
+            from .sandbox import denied_hack
+            if denied_hack(exc) is None:
+                message = str(exc) if isinstance(exc, CompileError) else f"{type(exc).__name__}: {exc}"
+                return {"kind": "compiled", "ok": False, "message": short(message), "checks": checks}
+            # stopped by confinement on the store, the key, another process...: a hack, not a compile
+            # error; the first call raises it again, and failure() reports it as such
+            self.fn = _raising(exc)
         self._prebuild()
         failed = self.backend.build_failures()
         if failed:

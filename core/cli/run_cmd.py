@@ -87,6 +87,9 @@ def add_parser(sub) -> None:
                         "allocations beyond it fail in the candidate (an 'error' verdict) instead of exhausting the "
                         "machine (default: no cap; a worker with torch and Triton loaded starts near 250 MiB, and a "
                         "CUDA context adds to that)")
+    p.add_argument("--no-confine", action="store_true",
+                   help="run candidate workers unconfined (no Landlock rules, PID namespace or capability drop; "
+                        "recorded in the run as 'none: --no-confine'); see README, Confinement")
     p.add_argument("--gpus", type=check.gpus, default="0",
                    help="'all' or GPU indices '0,1,...': one set of lanes per GPU")
     p.add_argument("--executor", choices=["local", "ray"], default="local", help="local processes, or a Ray cluster")
@@ -124,7 +127,7 @@ def run(args) -> int:
         workers=args.workers, lanes=args.lanes, timing_batch=args.timing_batch, gpus=args.gpus,
         worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,
-        baseline_cache=not args.no_baseline_cache,
+        baseline_cache=not args.no_baseline_cache, confine=not args.no_confine,
     )
     registry.backend(options.backend)  # fail on an unknown name before probing the device
     for name in options.tasks:
@@ -140,6 +143,8 @@ def run(args) -> int:
         print_summary(summarize_run(store, run_id))
         if result.get("engine_line"):
             print(result["engine_line"])
+        if result.get("confinement"):
+            print(f"confinement: {result['confinement']}")
         if args.json:
             write_json(store, [run_id], args.json)
             print(f"JSON written to {args.json}")

@@ -42,7 +42,8 @@ def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_p
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
     t = time.monotonic()
-    w = Child(worker_mod.entry, (dict(env), str(log_path) if log_path else None, settings.worker_memory_mb), modules)
+    w = Child(worker_mod.entry, (dict(env), str(log_path) if log_path else None, settings.worker_memory_mb,
+                                 settings.confine), modules)
     started(w)
     try:
         ready = w.request({"op": "setup", "job": job(unit)}, settings.limits.start)

@@ -43,7 +43,8 @@ class Lane:
     def _fork(self, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> WorkerSession:
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
-        w = WorkerSession(dict(self.env, **env), log_path, settings.worker_memory_mb, self.modules)
+        w = WorkerSession(dict(self.env, **env), log_path, settings.worker_memory_mb, self.modules,
+                          settings.confine)
         self.current = w.child
         return w
 

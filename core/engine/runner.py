@@ -61,6 +61,7 @@ class RunOptions:
     address: str | None = None   # Ray cluster address
     baseline_cache: bool = True
     log_dir: Path | None = None
+    confine: bool = True         # confine candidate workers (mkbench.sandbox); False: --no-confine
 
     @property
     def method_name(self) -> str:
@@ -170,7 +171,8 @@ class Runner:
 
         def engine_clock() -> dict:  # this session's wall time and lanes, added to the run's earlier sessions
             lanes = len(executor.lane_states()) if executor is not None else 0
-            session = {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks)}
+            session = {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks),
+                       "confinement": self.confinement()}  # this session's (a resume may differ from the first)
             return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []), session]}
 
         try:
@@ -206,6 +208,7 @@ class Runner:
                                   {"gpu_state_at_end": environment.gpu_state(), "engine_clock": engine})
         now = engine["sessions"][-1]
         return {"run_id": run_id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid],
+                "confinement": self.confinement(),
                 "engine_line": engine_line(clocks, now["wall_s"], now["lanes"])}
 
     # --- pieces -------------------------------------------------------------------------------
@@ -232,14 +235,27 @@ class Runner:
             env["launch_overhead_us"] = probe_device(opt.limits, "overhead", hw, {"TRITON_INTERPRET": "0"})
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
         env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "timing_batch": opt.timing_batch,
-                         "gpus": opt.gpus, "workers": opt.workers, "worker_memory_mb": opt.worker_memory_mb}
+                         "gpus": opt.gpus, "workers": opt.workers, "worker_memory_mb": opt.worker_memory_mb,
+                         "confinement": self.confinement()}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
 
+    def confinement(self) -> str:
+        """What confines the candidate workers, in one line (the run's env["engine"]["confinement"])."""
+        if not self.opt.confine:
+            return "none: --no-confine"
+        from .. import sandbox
+        return sandbox.support()
+
+    def _log_dir(self) -> Path:
+        return self.opt.log_dir or self.store.path.parent / f"{self.store.path.stem}-logs"
+
     def _settings(self, run) -> EvalSettings:
+        # what the workers may not touch: a denied attempt on these is a hack (mkbench.sandbox.denied_hack)
+        confine = {"store": str(self.store.path), "logs": str(self._log_dir())} if self.opt.confine else None
         return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
                             limits=self.opt.limits, time_roles=tuple(self.opt.time_roles),
-                            worker_memory_mb=self.opt.worker_memory_mb)
+                            worker_memory_mb=self.opt.worker_memory_mb, confine=confine)
 
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1
@@ -258,7 +274,7 @@ class Runner:
                        self.opt.timing_batch) for i in indices]
 
     def _executor(self, hw: HardwareProfile, probe: dict, run, modules):
-        log_dir = self.opt.log_dir or self.store.path.parent / f"{self.store.path.stem}-logs"
+        log_dir = self._log_dir()
         cache_dir = self.store.path.parent / f"{self.store.path.stem}-cache"
 
         def log_path(unit: Unit) -> Path:
@@ -272,6 +288,7 @@ class Runner:
             env.setdefault("CUPY_CACHE_DIR", str(cache_dir / "cupy"))
             env.setdefault("TORCH_EXTENSIONS_DIR", str(cache_dir / "torch_extensions"))
             env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_dir / "inductor"))
+            env.setdefault("CUDA_CACHE_PATH", str(cache_dir / "nv"))  # the driver's PTX JIT cache (writable, confined)
             return env
 
         settings = self._settings(run)

@@ -28,9 +28,9 @@ class Abnormal(Exception):
 
 class WorkerSession:
     def __init__(self, env: dict[str, str], log_path: Path | None, memory_mb: int | None,
-                 modules: tuple[str, ...] = ()):
+                 modules: tuple[str, ...] = (), confine: dict | None = None):
         t = time.monotonic()
-        self.child = Child(worker_mod.entry, (env, str(log_path) if log_path else None, memory_mb), modules)
+        self.child = Child(worker_mod.entry, (env, str(log_path) if log_path else None, memory_mb, confine), modules)
         self.t = time.monotonic()
         self.stage: str = "start"
         self.combo: Combo | None = None

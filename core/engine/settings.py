@@ -27,3 +27,4 @@ class EvalSettings:
     trace_calls: int = 3
     time_roles: tuple[str, ...] = ()  # shape roles to time; empty: every role
     worker_memory_mb: int | None = None  # the candidate worker's RLIMIT_DATA (None: no cap)
+    confine: dict | None = None  # mkbench.sandbox.confine's settings for candidate workers (None: unconfined)

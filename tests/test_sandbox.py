@@ -1,0 +1,275 @@
+"""Confinement of candidate workers (mkbench.sandbox, issue 31): hostile candidates that go for the
+results store, the digest key, files outside their scratch directory or other processes are stopped,
+leave the store as it was and leave no process behind; honest candidates are judged as before."""
+
+import os
+import shutil
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mkbench import sandbox
+from mkbench.store import Store
+
+REFS = Path(__file__).resolve().parent.parent / "backends" / "triton" / "kernels"
+MARKER = f"mkbench-sandbox-marker-{os.getpid()}"
+
+pytestmark = pytest.mark.skipif(not sandbox.landlock_abi(), reason="needs Landlock")
+
+# each takes its store paths from the source ({store}, {victim}); the real attack found it in
+# /proc/<ppid>/cmdline, which an in-process test run does not have
+HOSTILE = {
+    # writes the store directly, then a copy of it next to it
+    "elu": """
+        import sqlite3
+        def kernel_function(x):
+            for path in ({store!r}, {victim!r}):
+                db = sqlite3.connect(path)
+                db.execute("UPDATE results SET verdict = 'correct', error = NULL")
+                db.commit()
+            return x.clone()
+    """,
+    # rewrites it from a detached process that outlives the call
+    "silu": """
+        import subprocess, sys
+        CODE = '''import sqlite3, time  # {marker}
+        time.sleep(2)
+        for path in ({store!r}, {victim!r}):
+            try:
+                db = sqlite3.connect(path); db.execute("UPDATE results SET verdict = 'correct'"); db.commit()
+            except Exception:
+                pass
+        '''
+        def kernel_function(x):
+            subprocess.Popen([sys.executable, "-c", CODE], start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return x.clone()
+    """,
+    # double-forks into a new session and stays
+    "selu": """
+        import os, sys
+        def kernel_function(x):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    code = "import time  # {marker}\\nwhile True: time.sleep(0.2)"
+                    os.execv(sys.executable, [sys.executable, "-c", code])
+                os._exit(0)
+            os.wait()
+            return x.clone()
+    """,
+    # double-forks into a new session, then ends its worker (the reaper, not the orchestrator, kills what is left)
+    "hardsigmoid": """
+        import os, sys
+        def kernel_function(x):
+            if os.fork() == 0:
+                os.setsid()
+                if os.fork() == 0:
+                    code = "import time  # {marker}\\nwhile True: time.sleep(0.2)"
+                    os.execv(sys.executable, [sys.executable, "-c", code])
+                os._exit(0)
+            os.wait()
+            os._exit(3)
+    """,
+    # reads the digest key as it is imported (a hack, not a compile error)
+    "gelu_tanh": """
+        import glob, os
+        for path in glob.glob(os.path.join(os.environ["MKBENCH_KEY_DIR"], "*")):
+            open(path).read()
+        def kernel_function(x):
+            return x.clone()
+    """,
+    # writes outside its scratch directory
+    "mish": """
+        def kernel_function(x):
+            open({outside!r}, "w").write("pwned")
+            return x.clone()
+    """,
+    # reads the digest key
+    "softplus": """
+        import glob, os
+        def kernel_function(x):
+            for path in glob.glob(os.path.join(os.environ["MKBENCH_KEY_DIR"], "*")):
+                open(path).read()
+            return x.clone()
+    """,
+    # connects to the fork server, which would fork it an unconfined process
+    "logsigmoid": """
+        import glob, socket
+        def kernel_function(x):
+            for path in glob.glob("/tmp/pymp-*/listener-*") or ["/tmp/none"]:
+                socket.socket(socket.AF_UNIX).connect(path)
+            return x.clone()
+    """,
+    # reaches into another process (the orchestrator: this test's process)
+    "hardswish": """
+        def kernel_function(x):
+            open("/proc/{orchestrator}/environ", "rb").read()
+            return x.clone()
+    """,
+}
+
+
+def _solutions(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def _run(cli, solutions, method, store_path, tasks, *extra):
+    return cli("run", "--solutions", solutions, "--method", method, "--task", ",".join(tasks), "--hw", "cpu",
+               "--shape-role", "small", "--dtype", "float32", "--seeds", "1", "--no-timing", "--baselines", "none",
+               "--timeout-step", "30", "--store", store_path, "--no-progress", *extra)
+
+
+def _survivors() -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            if name.isdigit() and MARKER.encode() in Path(f"/proc/{name}/cmdline").read_bytes():
+                found.append(int(name))
+        except OSError:
+            pass
+    return found
+
+
+def _rows(store_path, method):
+    return {(r["task"], r["shape"], r["dtype"]): r for r in Store(store_path).results() if r["method"] == method}
+
+
+@pytest.fixture(scope="module")
+def hostile_run(tmp_path_factory):
+    from mkbench.cli import main
+    tmp = tmp_path_factory.mktemp("sandbox")
+    store = tmp / "results.sqlite"
+    honest = _solutions(tmp / "honest", {"activation/gelu.py": (REFS / "activation" / "gelu.py").read_text()})
+    assert main(["run", "--solutions", str(honest), "--method", "honest", "--task", "gelu", "--hw", "cpu",
+                 "--shape-role", "small", "--dtype", "float32", "--seeds", "1", "--no-timing", "--baselines", "none",
+                 "--store", str(store), "--no-progress"]) == 0
+    before = _rows(store, "honest")
+    victim = tmp / "victim.sqlite"
+    shutil.copyfile(store, victim)
+    victim_bytes = victim.read_bytes()
+    sol_dir = tmp / "hostile"
+    outside = sol_dir / "pwned.txt"
+    fmt = {"store": str(store), "victim": str(victim), "marker": MARKER, "outside": str(outside),
+           "orchestrator": os.getpid()}
+    files = {f"activation/{task}.py": textwrap.dedent(src).format(**fmt) for task, src in HOSTILE.items()}
+    sol = _solutions(sol_dir, files)
+    assert main(["run", "--solutions", str(sol), "--method", "hostile", "--task", ",".join(HOSTILE), "--hw", "cpu",
+                 "--shape-role", "small", "--dtype", "float32", "--seeds", "1", "--no-timing", "--baselines", "none",
+                 "--timeout-step", "30", "--store", str(store), "--no-progress"]) == 0
+    time.sleep(2.5)  # the detached writer's delay, and then some
+    yield {"store": store, "before": before, "victim": victim, "victim_bytes": victim_bytes, "outside": outside,
+           "rows": _rows(store, "hostile"), "survivors": _survivors()}
+    for pid in _survivors():  # never leave one behind for the next test, whatever happened
+        os.kill(pid, 9)
+
+
+def _verdicts(rows, task):
+    return {r["verdict"] for k, r in rows.items() if k[0] == task and r["verdict"] != "skipped"}
+
+
+def test_store_and_victim_unchanged(hostile_run):
+    assert _rows(hostile_run["store"], "honest") == hostile_run["before"]
+    assert all(r["integrity"] == "verified" for r in hostile_run["before"].values())
+    assert hostile_run["victim"].read_bytes() == hostile_run["victim_bytes"]
+
+
+def test_nothing_survives_the_unit(hostile_run):
+    assert hostile_run["survivors"] == []
+    assert _verdicts(hostile_run["rows"], "hardsigmoid") == {"crash"}
+
+
+def test_store_writer_is_hack(hostile_run):
+    assert _verdicts(hostile_run["rows"], "elu") == {"hack"}
+
+
+def test_key_reader_and_process_reacher_are_hack(hostile_run):
+    assert _verdicts(hostile_run["rows"], "softplus") == {"hack"}
+    assert _verdicts(hostile_run["rows"], "gelu_tanh") == {"hack"}
+    assert _verdicts(hostile_run["rows"], "hardswish") == {"hack"}
+    assert _verdicts(hostile_run["rows"], "logsigmoid") == {"hack"}
+
+
+def test_write_outside_scratch_is_an_error_naming_the_path(hostile_run):
+    rows = [r for k, r in hostile_run["rows"].items() if k[0] == "mish" and r["verdict"] == "error"]
+    assert rows and all(str(hostile_run["outside"]) in r["error"] for r in rows)
+    assert not hostile_run["outside"].exists()
+
+
+def test_honest_candidate_is_correct_and_confinement_recorded(tmp_path, cli):
+    store = tmp_path / "results.sqlite"
+    sol = _solutions(tmp_path / "s", {"activation/gelu.py": (REFS / "activation" / "gelu.py").read_text()})
+    code, out, err = _run(cli, sol, "m", store, ["gelu"])
+    assert code == 0, err
+    assert {r["verdict"] for r in _rows(store, "m").values()} - {"skipped"} == {"correct"}
+    run = Store(store).run(max(r["run_id"] for r in Store(store).results()))
+    assert run.env["engine"]["confinement"].startswith("subreaper + landlock ABI")
+    assert f"confinement: {run.env['engine']['confinement']}" in out
+    logs = list((tmp_path / "results-logs").rglob("*.log"))
+    assert logs and all("mkbench: confinement: " in p.read_text() for p in logs)
+
+
+def test_no_confine_is_recorded(tmp_path, cli):
+    store = tmp_path / "results.sqlite"
+    sol = _solutions(tmp_path / "s", {"activation/gelu.py": (REFS / "activation" / "gelu.py").read_text()})
+    code, out, err = _run(cli, sol, "m", store, ["gelu"], "--no-confine")
+    assert code == 0, err
+    assert {r["verdict"] for r in _rows(store, "m").values()} - {"skipped"} == {"correct"}
+    run = Store(store).run(max(r["run_id"] for r in Store(store).results()))
+    assert run.env["engine"]["confinement"] == "none: --no-confine"
+    assert "confinement: none: --no-confine" in out
+
+
+def test_readable_grants_around_the_hidden_directory(tmp_path):
+    hidden = tmp_path / "state" / "mkbench" / "keys"
+    hidden.mkdir(parents=True)
+    (tmp_path / "state" / "other").mkdir()
+    (tmp_path / "state" / "mkbench" / "sibling").mkdir()
+    roots = sandbox._readable(str(hidden))
+    assert "/dev" not in roots and "/usr" in roots
+    assert str(tmp_path / "state" / "other") in roots and str(tmp_path / "state" / "mkbench" / "sibling") in roots
+    assert not any(str(hidden).startswith(r + "/") or r == str(hidden) for r in roots)
+
+
+def test_confine_hides_a_key_directory_under_home(tmp_path):
+    """The default key directory (~/.local/state/mkbench/keys) lies under a hierarchy that must stay
+    readable (HOME): its siblings stay readable, the key does not, and writes go to scratch only."""
+    import json
+    home = tmp_path / "home"
+    keys = home / ".local" / "state" / "mkbench" / "keys"
+    keys.mkdir(parents=True)
+    (keys / "k.key").write_text("secret")
+    (home / ".local" / "other.txt").write_text("fine")
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.environ.pop("MKBENCH_KEY_DIR", None)
+            os.environ.pop("XDG_STATE_HOME", None)
+            os.environ["HOME"] = str(home)
+            what = sandbox.confine({"store": str(tmp_path / "results.sqlite")}, None)
+            out = {"what": what}
+            for name, act in {"sibling": lambda: (home / ".local" / "other.txt").read_text(),
+                              "key": lambda: (keys / "k.key").read_text(),
+                              "outside": lambda: (tmp_path / "x").write_text("x"),
+                              "scratch": lambda: Path(os.environ["TMPDIR"], "x").write_text("x")}.items():
+                try:
+                    act()
+                    out[name] = "ok"
+                except PermissionError:
+                    out[name] = "denied"
+            os.write(w, json.dumps(out).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        out = json.loads(f.read())
+    os.waitpid(pid, 0)
+    assert out == {"what": out["what"], "sibling": "ok", "key": "denied", "outside": "denied", "scratch": "ok"}
+    assert "landlock ABI" in out["what"] and "NOT hidden" not in out["what"]
