@@ -273,3 +273,19 @@ def test_confine_hides_a_key_directory_under_home(tmp_path):
     os.waitpid(pid, 0)
     assert out == {"what": out["what"], "sibling": "ok", "key": "denied", "outside": "denied", "scratch": "ok"}
     assert "landlock ABI" in out["what"] and "NOT hidden" not in out["what"]
+
+
+def test_cuda_workers_are_left_unconfined_and_the_run_says_so():
+    """Under the sandbox every CUDA worker failed at its first CUDA call on an H100: a GPU run must
+    not claim a protection it does not have (CPU runs stay confined)."""
+    import types
+
+    from mkbench.engine.runner import CUDA_UNCONFINED, Runner
+    on = types.SimpleNamespace(confine=True)
+    gpu = types.SimpleNamespace(opt=on, _device_kind="cuda")
+    gpu._confining = types.MethodType(Runner._confining, gpu)
+    cpu = types.SimpleNamespace(opt=on, _device_kind="cpu")
+    cpu._confining = types.MethodType(Runner._confining, cpu)
+    assert not gpu._confining() and cpu._confining()
+    assert Runner.confinement(gpu) == CUDA_UNCONFINED and CUDA_UNCONFINED.startswith("none: ")
+    assert Runner.confinement(cpu) != CUDA_UNCONFINED
