@@ -10,6 +10,9 @@ mkdir -p "$out" /tmp/c7
 python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv; git log -1 --format=%H; } \
   > "$out/device7.txt" 2>&1
+for layer in none reaper landlock caps seccomp all; do
+  timeout 60 python3 reports/2026-11-27-engine/cuda_sandbox_probe.py $layer >> "$out/cuda-sandbox-probe.txt" 2>&1
+done
 timeout 240 python3 -m pytest -q -p no:cacheprovider tests/test_adversarial_gpu.py tests/test_poison_gpu.py \
   tests/test_isolation.py --basetemp=/tmp/gputests7 2>&1 | tail -30 > "$out/gpu-tests-call7.log"
 refs=gelu,attention_scores_softmax,layer_norm,matmul,conv2d_bias_relu,cumsum,rmsprop,scatter_add_rows
