@@ -59,7 +59,7 @@ _SCOPE_SIGNAL = 2
 _READ = _EXECUTE | _READ_FILE
 # the JIT caches the runner points the workers at (core/engine/runner.py unit_env), writable
 CACHE_VARS = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUPY_CACHE_DIR", "TORCH_EXTENSIONS_DIR",
-              "CUDA_CACHE_PATH")
+              "CUDA_CACHE_PATH", "XDG_CACHE_HOME", "POCL_CACHE_DIR")
 # /dev: only these (a GPU's nodes by prefix); all of /dev would include raw disks
 _DEV_RW = {"null", "zero", "full", "random", "urandom", "tty", "ptmx", "shm", "pts", "dri", "kfd"}
 _DEV_RW_PREFIX = ("nvidia", "accel")

@@ -58,7 +58,8 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
                          "--dtype", "float32", "--seeds", "1", "--baselines", "eager", "--no-timing",
                          "--store", store, "--no-progress")
     assert code == 0, err
-    line = out.strip().splitlines()[-1]
+    line = next((x for x in out.strip().splitlines() if x.startswith("engine: ")), "")
+    assert out.strip().splitlines()[-1].startswith("confinement: "), out  # the summary's last line
     assert re.match(r"engine: 2 units in \d+ s \([\d.]+ s/unit\), lanes \d+ busy \d+%, lock waits \d+%, trace",
                     line), out
     code, out, err = cli("analyze", "engine", "--store", store)

@@ -350,8 +350,10 @@ def _interrupt_mid_candidate(orch: Orchestrator, store_path: Path, marks: Path, 
 
 
 def _run_args(sol: Path, store: Path, *extra) -> list:
+    # --no-confine: these candidates leave marks outside their scratch directory so that the test
+    # sees them running, which confinement rightly denies (tests/test_sandbox.py tests confinement)
     return ["run", "--solutions", sol, "--method", "slow", "--task", ",".join(TASK_NAMES), *QUICK,
-            "--timeout-step", "20", "--store", store, "--resume", *extra]
+            "--timeout-step", "20", "--store", store, "--resume", "--no-confine", *extra]
 
 
 def test_orchestrator_killed_five_times_interrupted_and_resumed_concurrently(tmp_path):
@@ -666,7 +668,8 @@ def test_one_prepare_worker_and_one_lane_run_units_in_plan_order(tmp_path, cli, 
                                            "'w').close()\n"
                                            "    return x.clone()\n" for t in tasks})
     code, _, err = cli("run", "--solutions", sol, "--method", "ordered", "--task", ",".join(reversed(tasks)), *QUICK,
-                       "--workers", "1", "--lanes", "1", "--store", store_path)
+                       "--workers", "1", "--lanes", "1", "--store", store_path,
+                       "--no-confine")  # the marks are written outside the candidates' scratch directory
     assert code == 0, err
     assert [name.split("-", 1)[1] for name in sorted(os.listdir(marks), key=lambda n: int(n.split("-")[0]))] == tasks
 

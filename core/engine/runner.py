@@ -302,6 +302,10 @@ class Runner:
             env.setdefault("CUPY_CACHE_DIR", str(cache_dir / "cupy"))
             env.setdefault("TORCH_EXTENSIONS_DIR", str(cache_dir / "torch_extensions"))
             env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_dir / "inductor"))
+            # PyOpenCL's compiler cache and PoCL's kernel cache (both under XDG_CACHE_HOME otherwise,
+            # which a confined worker may not write)
+            env.setdefault("XDG_CACHE_HOME", str(cache_dir / "xdg"))
+            env.setdefault("POCL_CACHE_DIR", str(cache_dir / "pocl"))
             env.setdefault("CUDA_CACHE_PATH", str(cache_dir / "nv"))  # the driver's PTX JIT cache (writable, confined)
             return env
 
