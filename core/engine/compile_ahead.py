@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from .. import worker as worker_mod
 from .procs import Child
+from .session import WorkerSession
 
 
 def default_workers(cores: int) -> int:
@@ -42,19 +42,16 @@ def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_p
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
     t = time.monotonic()
-    w = Child(worker_mod.entry, (dict(env), str(log_path) if log_path else None, settings.worker_memory_mb,
-                                 settings.confine), modules)
-    started(w)
+    w = WorkerSession(dict(env), log_path, settings.worker_memory_mb, modules, settings.confine)
+    started(w.child)
     try:
-        ready = w.request({"op": "setup", "job": job(unit)}, settings.limits.start)
-        if isinstance(ready, dict) and ready.get("kind") == "ready":
-            built = w.request({"op": "compile"}, settings.limits.compile)
-            if isinstance(built, dict) and built.get("kind") == "compiled" and built.get("ok"):
-                w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
+        w.expect({"op": "setup", "job": job(unit)}, settings.limits.start, "ready")
+        if w.expect({"op": "compile"}, settings.limits.compile, "compiled")["ok"]:
+            w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
     except Exception:  # noqa: BLE001 - a hang, a crash, garbage: see the module docstring
         pass
     finally:
-        w.stop(grace=2)
+        w.stop()
         started(None)
     return round(time.monotonic() - t, 3)
 
