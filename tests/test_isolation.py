@@ -152,3 +152,37 @@ def test_gpu_workers_never_inherit_the_triton_interpreter(monkeypatch):
         backend = reg.backends[name]
         assert worker_env(backend, reg.hardware["h100"])["TRITON_INTERPRET"] == "0", name
     assert worker_env(reg.backends["triton"], reg.hardware["cpu"])["TRITON_INTERPRET"] == "1"
+
+
+def test_fork_server_restarts_when_the_triton_mode_changes():
+    """Workers inherit Triton as the fork server imported it: a process that evaluated on the CPU
+    (interpreter) and then asks for GPU workers must get a server that imported Triton for the GPU
+    (on an H100, GPU tests run after CPU ones failed in Triton's gluon with an interpreted kernel)."""
+    import time
+    from multiprocessing import forkserver
+
+    from mkbench.engine import procs
+
+    def server() -> tuple[int, bytes | None]:
+        pid = forkserver._forkserver._forkserver_pid
+        for _ in range(200):  # until the new server has exec'd (its environ reads empty before)
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+            if env != [b""]:
+                break
+            time.sleep(0.05)
+        return pid, next((v for v in env if v.startswith(b"TRITON_INTERPRET=")), None)
+
+    try:
+        procs.context(env={"TRITON_INTERPRET": "1"})
+        first, mode = server()
+        assert mode == b"TRITON_INTERPRET=1"
+        procs.context(env={"TRITON_INTERPRET": "1"})
+        procs.context()  # no environment asked for: the running server serves
+        assert server()[0] == first
+        procs.context(env={"TRITON_INTERPRET": "0"})
+        second, mode = server()
+        assert second != first and mode == b"TRITON_INTERPRET=0"
+    finally:
+        procs.context(env={"TRITON_INTERPRET": "1"})  # the rest of this session runs the interpreter
+    assert server()[1] == b"TRITON_INTERPRET=1"

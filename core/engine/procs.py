@@ -23,31 +23,37 @@ from .. import wire
 from ..procguard import kill_group
 
 _PRELOAD = ["torch", "triton", "triton.language"]
-_started = False
+_started_env: dict[str, str | None] | None = None  # what the running fork server imported under
 
 
 def context(extra_modules: tuple[str, ...] = (), env: dict[str, str] | None = None):
     """The fork-server context. The first call starts the server: modules named then are preloaded,
     with ``env`` applied while they import (Triton keeps what TRITON_INTERPRET said when it was
     imported in places, so the server must import it with the device's value, not whatever the
-    orchestrator's caller had set)."""
-    global _started
+    orchestrator's caller had set). A later call whose ``env`` differs from the one the running server
+    imported under restarts it: one process evaluating on the CPU and then on a GPU (a test session)
+    would otherwise fork GPU workers whose Triton was imported in interpreter mode."""
+    global _started_env
     ctx = multiprocessing.get_context("forkserver")
-    if not _started:
+    from multiprocessing import forkserver
+    env = env or {}
+    if _started_env is not None and any(_started_env.get(k, os.environ.get(k)) != v for k, v in env.items()):
+        forkserver._forkserver._stop()
+        _started_env = None
+    if _started_env is None:
         mods = [m for m in dict.fromkeys(_PRELOAD + list(extra_modules)) if importlib.util.find_spec(m.split(".")[0])]
         ctx.set_forkserver_preload(mods)
-        saved = {k: os.environ.get(k) for k in (env or {})}
-        os.environ.update(env or {})
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
         try:
-            from multiprocessing import forkserver
             forkserver.ensure_running()
+            _started_env = {k: os.environ.get(k) for k in ("TRITON_INTERPRET", *env)}
         finally:
             for k, v in saved.items():
                 if v is None:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-        _started = True
     return ctx
 
 
