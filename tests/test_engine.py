@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mkbench.engine.device import MemoryBudget, PhasedLock
+from mkbench.engine.device import LanePool, Lease, MemoryBudget, PhasedLock
 from mkbench.store import RunOwned, Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,6 +114,71 @@ def test_a_timing_phase_opens_after_the_gathering_time_or_when_the_device_is_idl
     with idle.exclusive():  # nothing else wants the device: no gathering
         pass
     assert idle.phases == 1
+
+
+class _Lane:
+    def __init__(self, name):
+        self.name, self.current, self.state = name, None, "idle"
+        self.judge = self
+        self.released = 0
+
+    def release(self, timeout):  # the lane's judge lets go of the unit's memory
+        self.released += 1
+
+
+class _Worker:
+    def __init__(self):
+        self.child, self.clock = object(), {}
+
+    def add(self, key, seconds):
+        self.clock[key] = self.clock.get(key, 0.0) + seconds
+
+
+def test_a_unit_waiting_to_be_timed_gives_its_lane_to_another_unit():
+    a = _Lane("a")
+    pool, parked = LanePool([a]), set()
+    lease, worker = Lease(pool, parked), _Worker()
+    assert lease.lane is a
+    a.current = worker.child
+    other = []
+    with lease.away(worker, 1.0):
+        assert lease.lane is None and worker.child in parked and a.current is None
+        assert a.released == 1  # its judge holds nothing of the unit that left
+        t = threading.Thread(target=lambda: other.append(Lease(pool, set())))
+        t.start()
+        t.join(5)
+        assert other and other[0].lane is a  # one lane: the next unit starts on it meanwhile
+        threading.Timer(0.2, other[0].release).start()
+    assert lease.lane is a and a.current is worker.child and worker.child not in parked
+    assert worker.clock["wait_lane"] >= 0.15 and worker.clock["without_lane"] >= worker.clock["wait_lane"]
+
+
+def test_a_unit_coming_back_from_timing_takes_a_lane_before_a_new_unit():
+    pool = LanePool([_Lane("a")])
+    first = pool.take()
+    order = []
+    new = threading.Thread(target=lambda: order.append(("new", pool.take())))
+    new.start()
+    time.sleep(0.1)  # the new unit asks first
+    back = threading.Thread(target=lambda: order.append(("back", pool.take(returning=True))))
+    back.start()
+    time.sleep(0.1)
+    pool.give(first)
+    back.join(5)
+    assert [k for k, _ in order] == ["back"]
+    pool.give(order[0][1])
+    new.join(5)
+    assert [k for k, _ in order] == ["back", "new"]
+
+
+def test_units_timed_without_holding_a_lane_keep_their_verdicts(tmp_path, cli):
+    kept, queued = tmp_path / "kept.sqlite", tmp_path / "queued.sqlite"
+    _run(cli, kept, "--lanes", "1", "--timing-queue", "0", "--seed", "7")
+    _run(cli, queued, "--lanes", "1", "--timing-queue", "2", "--seed", "7")
+    assert _verdicts(kept) == _verdicts(queued)
+    rows = [r for r in Store(queued).results() if r["verdict"] == "correct"]
+    steps = [(r["extra"].get("unit_seconds") or {}).get("steps", {}) for r in rows]
+    assert rows and all("without_lane" in st and "wait_lane" in st for st in steps)  # every unit timed left its lane
 
 
 def test_memory_budget_admits_what_fits_and_runs_an_oversized_unit_alone():

@@ -28,6 +28,15 @@ def test_one_clock_per_unit_and_cached_baselines_left_out():
     assert sorted((c.baseline, c.total) for c in clocks) == [(False, 3.5), (True, 1.0)]
 
 
+def test_seconds_a_unit_spent_without_a_lane_are_not_lane_time():
+    # 4 s of 6 waiting for and taking the timing hold without a lane (the lane ran other units)
+    clocks = [unit_clock({"correctness": 2.0, "timing": 4.0,
+                          "steps": {"wait_exclusive": 3.0, "wait_lane": 0.5, "without_lane": 4.0}}, False)]
+    line = engine_line(clocks, wall_s=2.0, lanes=2)
+    assert "lanes 2 busy 50%" in line  # 6 - 4 = 2 lane-seconds of 2 lanes x 2 s
+    assert "lock waits 58%" in line  # 3.5 of the unit's 6 s: the timing wait and the lane taken back
+
+
 def test_engine_line_is_arithmetic_on_the_clocks():
     clocks = [unit_clock({"correctness": 3.0, "timing": 1.0, "steps": {"wait_shared": 1.0, "wait_exclusive": 1.0,
                                                                       "run_traced": 0.4, "trace_step": 0.4,

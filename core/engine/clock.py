@@ -17,8 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-#: steps spent waiting for another lane (device locks, the memory budget), not working
-WAIT_STEPS = ("wait_shared", "wait_exclusive", "wait_memory")
+#: steps spent waiting for another lane (device locks, the memory budget, a free lane after timing), not working
+WAIT_STEPS = ("wait_shared", "wait_exclusive", "wait_memory", "wait_lane")
+#: a unit's seconds without a lane (waiting for its timing hold and taking it, see device.Lease): its
+#: lane worked for other units meanwhile, so these are not lane time (they overlap the steps above)
+WITHOUT_LANE = "without_lane"
 #: steps that record device traces (the correctness call traced, the calls traced after timing)
 TRACE_STEPS = ("run_traced", "trace_step")
 #: the profiler's own part of them (start, stop, reading the events): the rest is the traced calls,
@@ -70,6 +73,7 @@ def _share(part: float, whole: float) -> float | None:
 def totals(clocks: list[UnitClock]) -> dict[str, float]:
     busy = sum(c.total for c in clocks)
     return {"units": len(clocks), "unit_seconds": busy,
+            "lane_seconds": busy - sum(c.steps.get(WITHOUT_LANE, 0.0) for c in clocks),
             "wait_seconds": sum(c.steps.get(k, 0.0) for c in clocks for k in WAIT_STEPS),
             "trace_seconds": sum(c.steps.get(k, 0.0) for c in clocks for k in TRACE_STEPS),
             "trace_overhead_seconds": sum(c.steps.get(TRACE_OVERHEAD, 0.0) for c in clocks)}
@@ -83,7 +87,7 @@ def engine_line(clocks: list[UnitClock], wall_s: float | None, lanes: int | None
     parts = [f"engine: {t['units']} units"]
     if wall_s:
         parts[0] += f" in {wall_s:.0f} s ({wall_s / t['units']:.2f} s/unit)"
-    busy = _share(t["unit_seconds"], (wall_s or 0) * (lanes or 0))
+    busy = _share(t["lane_seconds"], (wall_s or 0) * (lanes or 0))
     if lanes:
         parts.append(f"lanes {lanes}" + (f" busy {busy:.0%}" if busy is not None else ""))
     wait, trace = _share(t["wait_seconds"], t["unit_seconds"]), _share(t["trace_seconds"], t["unit_seconds"])

@@ -1,17 +1,17 @@
 """One device (a GPU, or the CPU) and its lanes.
 
 Correctness runs in several lanes at once: checks of different candidates overlap on the device,
-and their compiles (Triton's JIT, NVRTC) overlap on the host. Timing is exclusive: a lane times only
-when no other lane of the device is inside a step (a writer-preferring readers-writer lock: checks
-take it shared, timing exclusively, and a waiting timer stops new checks from starting), so the
-timing repeatability of a lone run holds. Memory is budgeted: a unit is admitted when its estimated
-footprint (inputs, outputs, the timing pool, the judge's float64 reference) fits next to the units
-already running.
+and their compiles (Triton's JIT, NVRTC) overlap on the host. Timing is exclusive, in phases
+(:class:`PhasedLock`: checks take the device shared, timers alone), so the timing repeatability of a
+lone run holds. A unit gives its lane up while it waits for and takes its timing hold
+(:class:`Lease`): the lane starts another unit's worker and checks meanwhile, and the unit then takes
+whichever lane is free first, before any unit that has not started. Memory is budgeted: a unit is
+admitted when its estimated footprint (inputs, outputs, the timing pool, the judge's float64
+reference) fits next to the units already running.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from contextlib import contextmanager
@@ -104,6 +104,71 @@ class PhasedLock:
                 self._cond.notify_all()
 
 
+def default_timing_queue(lanes: int) -> int:
+    """Units that may wait for their timing hold without a lane: as many as the lanes. A waiting unit
+    keeps its worker (its CUDA context, its compiled kernels) and its share of the memory budget; its
+    lane starts the next unit meanwhile, instead of idling through the timing phase."""
+    return lanes
+
+
+class LanePool:
+    """The device's free lanes. A unit coming back from its timing hold is served before a unit
+    that has not started: it holds a worker and memory, and it ends sooner."""
+
+    def __init__(self, lanes: list[Lane]):
+        self._free = list(reversed(lanes))
+        self._cond = threading.Condition()
+        self._returning = 0
+
+    def take(self, returning: bool = False) -> Lane:
+        with self._cond:
+            self._returning += returning
+            try:
+                while not self._free or (self._returning and not returning):
+                    self._cond.wait()
+                return self._free.pop()
+            finally:
+                self._returning -= returning
+
+    def give(self, lane: Lane) -> None:
+        with self._cond:
+            self._free.append(lane)
+            self._cond.notify_all()
+
+
+class Lease:
+    """The lane a unit holds, given up while the unit waits for and takes its timing hold
+    (:meth:`away`), and taken back (whichever lane is free first) for the checks after it."""
+
+    def __init__(self, pool: LanePool, parked: set):
+        self.pool, self.parked = pool, parked
+        self.lane: Lane | None = pool.take()
+
+    @contextmanager
+    def away(self, worker, judge_timeout: float):
+        lane = self.lane
+        lane.judge.release(judge_timeout)  # the next unit's judge: nothing of this unit's inputs kept
+        lane.current, lane.state = None, "idle"
+        self.parked.add(worker.child)  # killed with the lanes' workers if the run is stopped
+        self.lane = None
+        self.pool.give(lane)
+        left = time.monotonic()
+        try:
+            yield
+        finally:
+            back = time.monotonic()
+            self.lane = self.pool.take(returning=True)
+            worker.add("wait_lane", time.monotonic() - back)
+            worker.add("without_lane", time.monotonic() - left)
+            self.parked.discard(worker.child)
+            self.lane.current = worker.child
+
+    def release(self) -> None:
+        if self.lane is not None:
+            self.pool.give(self.lane)
+            self.lane = None
+
+
 class MemoryBudget:
     def __init__(self, capacity: int | None):
         self.capacity = capacity
@@ -149,7 +214,8 @@ def footprint(unit) -> int:
 
 class Device:
     def __init__(self, kind: str, index: int | None, lanes: int, env: dict[str, str],
-                 modules: tuple[str, ...] = (), memory_bytes: int | None = None, timing_batch: int | None = None):
+                 modules: tuple[str, ...] = (), memory_bytes: int | None = None, timing_batch: int | None = None,
+                 timing_queue: int | None = None):
         self.kind, self.index = kind, index
         self.name = kind if index is None else f"{kind}:{index}"
         self.env = dict(env)
@@ -158,9 +224,10 @@ class Device:
         self._lock = PhasedLock(timing_batch or default_timing_batch(max(lanes, 1)))
         self.memory = MemoryBudget(int(MEMORY_SHARE * memory_bytes) if memory_bytes else None)
         self.lanes = [Lane(self, i, self.env, modules) for i in range(max(lanes, 1))]
-        self._free: queue.Queue[Lane] = queue.Queue()
-        for lane in self.lanes:
-            self._free.put(lane)
+        self.timing_queue = default_timing_queue(len(self.lanes)) if timing_queue is None else max(timing_queue, 0)
+        self.slots = len(self.lanes) + self.timing_queue  # units in flight at once
+        self._pool = LanePool(self.lanes)
+        self._parked: set = set()  # workers of units waiting for (or taking) their timing hold, laneless
 
     def shared(self):
         return self._lock.shared()
@@ -169,8 +236,9 @@ class Device:
         return self._lock.exclusive()
 
     def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> Observation:
-        lane = self._free.get()
+        lease = Lease(self._pool, self._parked)
         try:
+            lane = lease.lane
             prewarm = None
             if unit.compiled_ahead is None and compile_ahead.wanted(unit):
                 # no compile-ahead stage ran (a Ray actor): the lane compiles ahead itself, before the
@@ -179,7 +247,8 @@ class Device:
                 prewarm = compile_ahead.prewarm(unit, settings, self.env | env, lane.modules, log_path,
                                                 started=lambda child: setattr(lane, "current", child))
                 lane.state = "idle"
-            obs = lane.evaluate(unit, settings, log_path, env, room=lambda: self.memory.hold(footprint(unit)))
+            obs = lane.evaluate(unit, settings, log_path, env, room=lambda: self.memory.hold(footprint(unit)),
+                                lease=lease)
             if prewarm is not None:
                 obs = obs.with_step("prewarm", prewarm)  # lane time
             if unit.compiled_ahead is not None:
@@ -191,7 +260,7 @@ class Device:
                                                     f"internal error in the lane: {type(exc).__name__}: "
                                                     f"{exc}\n{traceback.format_exc()[-1500:]}"))
         finally:
-            self._free.put(lane)
+            lease.release()
 
     def states(self) -> list[str]:
         return [f"{self.name}/{lane.index}: {lane.state}" for lane in self.lanes]
@@ -203,3 +272,6 @@ class Device:
             if kill and lane.current is not None:
                 lane.current.kill()
             lane.close()
+        if kill:
+            for child in list(self._parked):
+                child.kill()

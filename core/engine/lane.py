@@ -11,9 +11,9 @@ context ends its own unit only; the lane kills it (and anything it started) and 
 from __future__ import annotations
 
 import time
-from contextlib import AbstractContextManager, ExitStack, nullcontext
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from . import compile_ahead, steps
 from .judge_client import JudgeClient
@@ -37,9 +37,6 @@ class Lane:
     def close(self) -> None:
         self.judge.close()
 
-    def _say(self, state: str) -> None:
-        self.state = state
-
     def _fork(self, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> WorkerSession:
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -50,10 +47,18 @@ class Lane:
 
     # --- one unit ----------------------------------------------------------------------------
     def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str],
-                 room: Callable[[], AbstractContextManager] = nullcontext) -> Observation:
+                 room: Callable[[], AbstractContextManager] = nullcontext, lease=None) -> Observation:
         """``room()`` holds the unit's share of the device's memory: taken after the compile (host
         work: nvcc, imports, the profiler's start-up), given back after the worker has exited and the
-        judge has let go of the unit's inputs."""
+        judge has let go of the unit's inputs. With a ``lease`` (:class:`.device.Lease`, holding this
+        lane) the unit gives the lane up while it waits for and takes its timing hold, and ends on
+        whichever lane it took back."""
+        def here() -> Lane:
+            return lease.lane if lease is not None and lease.lane is not None else self
+
+        def say(state: str) -> None:
+            here().state = state
+
         rec = Recorder(lane=f"{self.device.name}/lane{self.index}")
         if self.closing:
             rec.abnormal = AbnormalEnd("error", None, None, "the run was stopped")
@@ -78,7 +83,9 @@ class Lane:
                 holding.enter_context(room())
                 w.clock["wait_memory"] = round(time.monotonic() - w.t, 3)
                 w.enter("correctness")
-                run = steps.UnitRun(unit, settings, self.device, w, self.judge, rec, self._say)
+                run = steps.UnitRun(unit, settings, self.device, w, self.judge, rec, say)
+                if lease is not None:
+                    run.away = lambda: _away(lease, run, settings.limits.start)
                 passed = steps.correctness(run)
                 if settings.time_roles:
                     passed = [(sh, dt) for sh, dt in passed if unit.task.shape(sh).role in settings.time_roles]
@@ -106,12 +113,22 @@ class Lane:
             w.enter("done")
             t = time.monotonic()
             w.stop()
-            self.judge.release(settings.limits.start)
+            lane = here()
+            lane.judge.release(settings.limits.start)
             holding.close()
             w.clock["stop"] = round(time.monotonic() - t, 3)
-            self.current = None
-            self.state = "idle"
+            lane.current = None
+            lane.state = "idle"
         if keep_tail:
             rec.log_tail = log_tail(log_path)
         return rec.freeze()
 
+
+
+@contextmanager
+def _away(lease, run: steps.UnitRun, judge_timeout: float) -> Iterator[None]:
+    """The unit without a lane while it waits for and takes its timing hold; afterwards its checks use
+    the judge of the lane it took back."""
+    with lease.away(run.worker, judge_timeout):
+        yield
+    run.judge = lease.lane.judge

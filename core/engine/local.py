@@ -40,7 +40,7 @@ class LocalExecutor:
     def run(self, units: Iterable[Unit]) -> Iterator[tuple[Unit | None, Observation | None]]:
         pool = cf.ProcessPoolExecutor(self.workers, mp_context=procs.context(self.modules),
                                       initializer=pool_initializer)
-        lanes = {d.name: cf.ThreadPoolExecutor(len(d.lanes), thread_name_prefix=f"mkbench-{d.name}")
+        lanes = {d.name: cf.ThreadPoolExecutor(d.slots, thread_name_prefix=f"mkbench-{d.name}")
                  for d in self.devices}
         ahead = compile_ahead.CompileAhead([d.env for d in self.devices], self.settings, self.modules,
                                            compile_ahead.default_workers(self.workers))
@@ -50,7 +50,7 @@ class LocalExecutor:
         # run before any candidate, and a run stopped part-way would hold no candidate at all).
         ready: list[tuple[int, Unit]] = []
         position: dict[int, int] = {}
-        capacity = sum(len(d.lanes) for d in self.devices)
+        capacity = sum(d.slots for d in self.devices)  # the lanes, and the units waiting to be timed without one
 
         def fill() -> None:
             while ready and sum(self._load.values()) < capacity:

@@ -27,11 +27,11 @@ from .settings import EvalSettings
 
 class _DeviceActor:
     def __init__(self, kind: str, lanes: int, env: dict, modules: tuple, memory_bytes: int | None, label: str,
-                 timing_batch: int | None = None):
+                 timing_batch: int | None = None, timing_queue: int | None = None):
         from . import procs
         from .device import Device
         procs.context(modules, {"TRITON_INTERPRET": "1" if kind == "cpu" else "0"})
-        self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch)
+        self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch, timing_queue)
         self.device.name = label
 
     def evaluate(self, unit: Unit, settings: EvalSettings, log_path, env: dict) -> Observation:
@@ -68,12 +68,16 @@ class RayExecutor:
             from .device import default_lanes
             lanes = options.lanes or default_lanes(os.cpu_count() or 4)
             kind, env, memory = "cuda", {"TRITON_INTERPRET": "0"}, probe.get("memory_bytes")
-            actor = ray.remote(num_gpus=1, num_cpus=1, max_concurrency=lanes + 2)(_DeviceActor)
+            resources = {"num_gpus": 1}
         else:
             count, lanes, kind, env, memory = 1, options.lanes or os.cpu_count() or 1, hw.device, {}, None
-            actor = ray.remote(num_cpus=1, max_concurrency=lanes + 2)(_DeviceActor)
-        self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}", options.timing_batch)
-                       for i in range(count)]
+            resources = {}
+        from .device import default_timing_queue
+        queue = default_timing_queue(lanes) if options.timing_queue is None else options.timing_queue
+        # a call per unit in flight (its lanes' and those waiting to be timed without one), and the state calls
+        actor = ray.remote(num_cpus=1, max_concurrency=lanes + queue + 2, **resources)(_DeviceActor)
+        self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}", options.timing_batch,
+                                    options.timing_queue) for i in range(count)]
         self.load = [0] * count
         self._actor_of: dict = {}
         self._states: list[str] = []

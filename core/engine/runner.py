@@ -63,6 +63,7 @@ class RunOptions:
     workers: int | None = None   # CPU prepare pool (default: the cores)
     lanes: int | None = None     # lanes per device (default: device.default_lanes on a GPU, the cores on a CPU)
     timing_batch: int | None = None  # units per exclusive timing phase (default: device.default_timing_batch)
+    timing_queue: int | None = None  # units waiting to be timed without a lane (default: device.default_timing_queue)
     gpus: str = "0"              # "all" or "0,1,..."
     worker_memory_mb: int | None = None  # RLIMIT_DATA of each candidate worker (None: no cap)
     executor: str = "local"      # or "ray"
@@ -244,6 +245,7 @@ class Runner:
             env["launch_overhead_us"] = probe_device(opt.limits, "overhead", hw, {"TRITON_INTERPRET": "0"})
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
         env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "timing_batch": opt.timing_batch,
+                         "timing_queue": opt.timing_queue,
                          "gpus": opt.gpus, "workers": opt.workers, "worker_memory_mb": opt.worker_memory_mb,
                          "confinement": self.confinement()}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
@@ -274,7 +276,8 @@ class Runner:
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1
         if hw.device != "cuda":
-            return [Device(hw.device, None, self.opt.lanes or cores, {}, modules, timing_batch=self.opt.timing_batch)]
+            return [Device(hw.device, None, self.opt.lanes or cores, {}, modules, timing_batch=self.opt.timing_batch,
+                           timing_queue=self.opt.timing_queue)]
         count = int(probe.get("device_count") or 1)
         if self.opt.gpus == "all":
             indices = list(range(count))
@@ -285,7 +288,7 @@ class Runner:
                 raise BadInput(f"--gpus {self.opt.gpus}: this machine has {count} GPU(s) (0..{count - 1})")
         lanes = self.opt.lanes or default_lanes(cores)
         return [Device("cuda", i, lanes, {"TRITON_INTERPRET": "0"}, modules, probe.get("memory_bytes"),
-                       self.opt.timing_batch) for i in indices]
+                       self.opt.timing_batch, self.opt.timing_queue) for i in indices]
 
     def _executor(self, hw: HardwareProfile, probe: dict, run, modules):
         log_dir = self._log_dir()

@@ -19,6 +19,7 @@ What is seen is recorded, never decided: verdicts come from :func:`.rows.decide`
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -41,6 +42,8 @@ class UnitRun:
     judge: JudgeClient
     record: Recorder
     say: Callable[[str], None] = lambda state: None  # the lane's state line
+    # the unit gives its lane up around its timing hold (see device.Lease); its judge may change
+    away: Callable[[], AbstractContextManager] = nullcontext
 
 
 # --- correctness -------------------------------------------------------------------------------
@@ -169,7 +172,7 @@ def timing(run: UnitRun, passed: list[Combo]) -> None:
     if not timed_combos:
         return
     waited = time.monotonic()
-    with run.device.exclusive():
+    with run.away(), run.device.exclusive():
         w.add("wait_exclusive", time.monotonic() - waited)
         for shape, dtype, step in timed_combos:
             w.combo = (shape, dtype)
