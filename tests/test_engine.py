@@ -181,6 +181,24 @@ def test_units_timed_without_holding_a_lane_keep_their_verdicts(tmp_path, cli):
     assert rows and all("without_lane" in st and "wait_lane" in st for st in steps)  # every unit timed left its lane
 
 
+def test_a_phase_counts_its_drain_and_its_hold():
+    lock = PhasedLock(batch=1, gather_s=30)
+    entered = threading.Event()
+
+    def check():
+        with lock.shared():
+            entered.set()
+            time.sleep(0.2)
+
+    t = threading.Thread(target=check)
+    t.start()
+    entered.wait(5)
+    with lock.exclusive():  # waits for the check in flight: the phase's drain
+        time.sleep(0.1)
+    t.join()
+    assert lock.phases == 1 and 0.1 <= lock.drain_s < 5 and 0.1 <= lock.held_s < 5
+
+
 def test_memory_budget_admits_what_fits_and_runs_an_oversized_unit_alone():
     budget, inside, seen = MemoryBudget(100), [], []
     guard = threading.Lock()

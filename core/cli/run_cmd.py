@@ -85,6 +85,9 @@ def add_parser(sub) -> None:
     p.add_argument("--timing-queue", type=check.count(0, 256), metavar="N",
                    help="units per device that may wait for their timing hold without holding a lane, the lane "
                         "starting other units meanwhile (default: as many as the lanes; 0: a unit keeps its lane)")
+    p.add_argument("--timing-gather", type=check.positive, metavar="S",
+                   help="seconds the first unit waiting to be timed waits for --timing-batch units before its "
+                        "phase opens anyway (default: 2)")
     p.add_argument("--worker-memory-mb", type=check.count(64, 1 << 24), metavar="MIB",
                    help="cap each candidate worker's private writable memory (RLIMIT_DATA, MiB): a candidate's host "
                         "allocations beyond it fail in the candidate (an 'error' verdict) instead of exhausting the "
@@ -128,7 +131,7 @@ def run(args) -> int:
         resume=args.resume, timed=not args.no_timing,
         policy=Policy(args.framework_ops, args.framework_threshold),
         workers=args.workers, lanes=args.lanes, timing_batch=args.timing_batch, gpus=args.gpus,
-        timing_queue=args.timing_queue,
+        timing_queue=args.timing_queue, timing_gather_s=args.timing_gather,
         worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache, confine=not args.no_confine,

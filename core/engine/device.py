@@ -44,6 +44,9 @@ def default_timing_batch(lanes: int) -> int:
     return max(1, lanes // 3)
 
 
+DEFAULT_GATHER_S = 2.0  # how long the first unit waiting to be timed waits for others before the phase opens
+
+
 class PhasedLock:
     """Checks share the device; timing takes it alone, in phases. A timing phase opens when ``batch``
     units wait to be timed, when no check holds or waits for the device, or ``gather_s`` after the
@@ -52,7 +55,7 @@ class PhasedLock:
     when no timer is left. With ``batch`` 1 a timer drains the device at once (a writer-preferring
     readers-writer lock). Timers never starve: checks cannot start while a phase is open."""
 
-    def __init__(self, batch: int = 1, gather_s: float = 2.0):
+    def __init__(self, batch: int = 1, gather_s: float = DEFAULT_GATHER_S):
         self.batch, self.gather_s = max(1, batch), gather_s
         self._cond = threading.Condition()
         self._readers = 0          # checks holding the device
@@ -61,6 +64,9 @@ class PhasedLock:
         self._waiting = 0          # timers asking for it
         self._phase = False        # a timing phase is open: no check may start
         self.phases = 0            # timing phases opened (drains), for the engine's bookkeeping
+        self.drain_s = 0.0         # seconds from a phase's opening to its first timer holding the device
+        self.held_s = 0.0          # seconds timers held the device
+        self._opened: float | None = None
 
     @contextmanager
     def shared(self):
@@ -87,6 +93,7 @@ class PhasedLock:
                 if self._waiting >= self.batch or not (self._readers or self._waiting_readers) or left <= 0:
                     self._phase = True
                     self.phases += 1
+                    self._opened = time.monotonic()
                     self._cond.notify_all()
                     break
                 self._cond.wait(timeout=left)
@@ -94,10 +101,15 @@ class PhasedLock:
                 self._cond.wait()
             self._waiting -= 1
             self._writer = True
+            took = time.monotonic()
+            if self._opened is not None:  # the phase's first timer: the checks in flight have drained
+                self.drain_s += took - self._opened
+                self._opened = None
         try:
             yield
         finally:
             with self._cond:
+                self.held_s += time.monotonic() - took
                 self._writer = False
                 if not self._waiting:
                     self._phase = False
@@ -215,13 +227,14 @@ def footprint(unit) -> int:
 class Device:
     def __init__(self, kind: str, index: int | None, lanes: int, env: dict[str, str],
                  modules: tuple[str, ...] = (), memory_bytes: int | None = None, timing_batch: int | None = None,
-                 timing_queue: int | None = None):
+                 timing_queue: int | None = None, timing_gather_s: float | None = None):
         self.kind, self.index = kind, index
         self.name = kind if index is None else f"{kind}:{index}"
         self.env = dict(env)
         if kind == "cuda" and index is not None:
             self.env["CUDA_VISIBLE_DEVICES"] = str(index)
-        self._lock = PhasedLock(timing_batch or default_timing_batch(max(lanes, 1)))
+        self._lock = PhasedLock(timing_batch or default_timing_batch(max(lanes, 1)),
+                                DEFAULT_GATHER_S if timing_gather_s is None else timing_gather_s)
         self.memory = MemoryBudget(int(MEMORY_SHARE * memory_bytes) if memory_bytes else None)
         self.lanes = [Lane(self, i, self.env, modules) for i in range(max(lanes, 1))]
         self.timing_queue = default_timing_queue(len(self.lanes)) if timing_queue is None else max(timing_queue, 0)
@@ -261,6 +274,11 @@ class Device:
                                                     f"{exc}\n{traceback.format_exc()[-1500:]}"))
         finally:
             lease.release()
+
+    def timing_phases(self) -> dict[str, float]:
+        """The timing phases so far: how many, seconds spent draining the checks in flight, seconds held."""
+        lock = self._lock
+        return {"phases": lock.phases, "drain_s": round(lock.drain_s, 3), "held_s": round(lock.held_s, 3)}
 
     def states(self) -> list[str]:
         return [f"{self.name}/{lane.index}: {lane.state}" for lane in self.lanes]

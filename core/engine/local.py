@@ -34,6 +34,11 @@ class LocalExecutor:
         self.log_path, self.unit_env, self.modules = log_path, unit_env, modules
         self._load = {d.name: 0 for d in devices}
 
+    def timing_phases(self) -> dict[str, float]:
+        """Every device's timing phases together (see device.Device.timing_phases)."""
+        every = [d.timing_phases() for d in self.devices]
+        return {k: round(sum(p[k] for p in every), 3) for k in ("phases", "drain_s", "held_s")}
+
     def lane_states(self) -> list[str]:
         return [s for d in self.devices for s in d.states()]
 

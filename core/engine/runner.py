@@ -64,6 +64,7 @@ class RunOptions:
     lanes: int | None = None     # lanes per device (default: device.default_lanes on a GPU, the cores on a CPU)
     timing_batch: int | None = None  # units per exclusive timing phase (default: device.default_timing_batch)
     timing_queue: int | None = None  # units waiting to be timed without a lane (default: device.default_timing_queue)
+    timing_gather_s: float | None = None  # a timing phase's gathering time (default: device.DEFAULT_GATHER_S)
     gpus: str = "0"              # "all" or "0,1,..."
     worker_memory_mb: int | None = None  # RLIMIT_DATA of each candidate worker (None: no cap)
     executor: str = "local"      # or "ray"
@@ -183,6 +184,9 @@ class Runner:
             lanes = len(executor.lane_states()) if executor is not None else 0
             session = {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks),
                        "confinement": self.confinement()}  # this session's (a resume may differ from the first)
+            phases = getattr(executor, "timing_phases", None)
+            if phases is not None:  # the local executor's devices (a Ray actor's lock is not seen from here)
+                session["timing"] = phases()
             return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []), session]}
 
         try:
@@ -245,7 +249,7 @@ class Runner:
             env["launch_overhead_us"] = probe_device(opt.limits, "overhead", hw, {"TRITON_INTERPRET": "0"})
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
         env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "timing_batch": opt.timing_batch,
-                         "timing_queue": opt.timing_queue,
+                         "timing_queue": opt.timing_queue, "timing_gather_s": opt.timing_gather_s,
                          "gpus": opt.gpus, "workers": opt.workers, "worker_memory_mb": opt.worker_memory_mb,
                          "confinement": self.confinement()}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
@@ -277,7 +281,7 @@ class Runner:
         cores = os.cpu_count() or 1
         if hw.device != "cuda":
             return [Device(hw.device, None, self.opt.lanes or cores, {}, modules, timing_batch=self.opt.timing_batch,
-                           timing_queue=self.opt.timing_queue)]
+                           timing_queue=self.opt.timing_queue, timing_gather_s=self.opt.timing_gather_s)]
         count = int(probe.get("device_count") or 1)
         if self.opt.gpus == "all":
             indices = list(range(count))
@@ -288,7 +292,7 @@ class Runner:
                 raise BadInput(f"--gpus {self.opt.gpus}: this machine has {count} GPU(s) (0..{count - 1})")
         lanes = self.opt.lanes or default_lanes(cores)
         return [Device("cuda", i, lanes, {"TRITON_INTERPRET": "0"}, modules, probe.get("memory_bytes"),
-                       self.opt.timing_batch, self.opt.timing_queue) for i in indices]
+                       self.opt.timing_batch, self.opt.timing_queue, self.opt.timing_gather_s) for i in indices]
 
     def _executor(self, hw: HardwareProfile, probe: dict, run, modules):
         log_dir = self._log_dir()
