@@ -8,9 +8,9 @@ only: the session stops it (and anything it started) and the lane goes on.
 The session also keeps the unit's own limit (``Limits.unit``, ``--unit-limit``): every request is
 given the step's limit or what is left of the unit's, whichever is less, and a request with nothing
 left is not sent. A unit therefore ends with a verdict within its limit even when each of its steps
-stays just under the step limit (a candidate that replaced a CUDA timing function at import kept a
-one-task run going for over 170 s that way). Time spent waiting for another lane is not the unit's
-own (:meth:`WorkerSession.waited_for`).
+stays just under the step limit (a candidate that replaced a CUDA timing function at import once
+kept a one-task run going for over 170 s with no verdict). Time spent waiting for another lane is
+not the unit's own (:meth:`WorkerSession.waited_for`).
 """
 
 from __future__ import annotations
