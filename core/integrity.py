@@ -3,7 +3,8 @@ only a warning. One place, read by the orchestrator after the judge and the trac
 
 ``hack`` needs *runtime* evidence, of a kind no honest kernel produces:
 
-* tampering seen in the worker (a harness function replaced, a thread started by candidate code);
+* tampering seen in the worker (a harness function replaced, a thread started by candidate code),
+  in a call or already when the candidate was imported (:func:`import_evidence`: the unit ends there);
 * hidden work in the device trace (a kernel ending after the timed stream's work, or launched after
   the call returned);
 * the timer's median far below the device time per call of a trace taken with the device to itself;
@@ -77,6 +78,12 @@ def hack_evidence(c: ComboObservation, findings: list[TraceFindings | None], tim
         if floor_us and timing["median_us"] < ROOFLINE_SLACK * floor_us:
             out.append(f"{timing['median_us']:.1f} us is under the roofline floor of {floor_us:.1f} us for this work")
     return out
+
+
+def import_evidence(tamper: str | None) -> list[str]:
+    """The reasons to call a candidate a hack on what its import did (seen by the worker right after
+    its compile step, before any call): every row of the unit, none of which ran."""
+    return [f"when the candidate was imported (compile step): {tamper}"] if tamper else []
 
 
 def framework_evidence(backend_name: str, launches: int | None, findings: list[TraceFindings | None],

@@ -45,7 +45,8 @@ MEANING: dict[Verdict, str] = {
                   "candidate's own kernels suppressed), or a time under the hardware's roofline floor. "
                   "Never counted as correct; static findings alone never give it",
     Verdict.CRASH: "the candidate's worker died (signal or exit code, with the log tail)",
-    Verdict.TIMEOUT: "no progress within the step's time limit; the worker was killed",
+    Verdict.TIMEOUT: "no progress within the step's time limit, or no verdict within the unit's (`--unit-limit`); "
+                     "the worker was killed",
     Verdict.ERROR: "the candidate raised, or the device context was corrupted",
     Verdict.INCORRECT: "the judge rejected an output (the contract's message says where), the candidate modified "
                        "an input, or an output had the wrong structure",

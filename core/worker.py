@@ -119,7 +119,7 @@ _WATCHED_MODULES = ("mkbench.contracts", "mkbench.timing", "mkbench.transfer", "
                     "mkbench.trace", "mkbench.wire", "mkbench.judge", "mkbench.backend", "mkbench.procguard")
 
 
-def harness_snapshot() -> dict[str, tuple[Any, str, Any]]:
+def harness_snapshot() -> dict[str, tuple[Any, str, Any, Any]]:
     """Every function and method the worker's steps rest on, captured before any candidate is
     imported: the mkbench modules loaded here (the contract classes included: replacing
     ``AllClose.check`` cannot change a verdict any more, since the judge runs elsewhere, but it is
@@ -128,11 +128,17 @@ def harness_snapshot() -> dict[str, tuple[Any, str, Any]]:
 
     import torch
     targets: list[tuple[Any, str]] = [(time, "perf_counter"), (time, "perf_counter_ns"), (time, "time"),
+                                      (time, "time_ns"), (time, "monotonic"), (time, "monotonic_ns"),
                                       (torch, "equal"),
                                       (torch, "isnan"), (torch.Tensor, "clone"), (torch.Tensor, "data_ptr")]
-    if torch.cuda.is_available():
-        targets += [(torch.cuda.Event, "record"), (torch.cuda.Event, "elapsed_time"), (torch.cuda.Event, "synchronize"),
-                    (torch.cuda.Event, "query"), (torch.cuda, "synchronize"), (torch.cuda, "_sleep")]
+    # The CUDA timing functions are watched on every device: replacing them is intent whether or not
+    # they run here (and a CPU test can show it). The class itself too: a candidate that puts its
+    # own Event class in its place leaves the original's methods untouched.
+    targets += [(torch.cuda, "Event"), (torch.cuda.Event, "record"), (torch.cuda.Event, "elapsed_time"),
+                (torch.cuda.Event, "synchronize"), (torch.cuda.Event, "query"), (torch.cuda, "synchronize"),
+                (torch.cuda, "_sleep")]
+    from . import timing
+    targets.append((timing, "_clock"))  # the timer's own clock, bound before any candidate ran
     names = [n for n in sys.modules if n in _WATCHED_MODULES
              or (n.startswith("mkbench.backends.") and "kernels" not in n)]
     for name in names:
@@ -144,13 +150,22 @@ def harness_snapshot() -> dict[str, tuple[Any, str, Any]]:
                 targets.append((module, attr))
                 if isinstance(value, type):
                     targets += [(value, a) for a, v in vars(value).items() if callable(v) and not a.startswith("__")]
-    return {f"{getattr(o, '__name__', type(o).__name__)}.{a}": (o, a, getattr(o, a, None)) for o, a in targets}
+    snapshot = {}
+    for o, a in targets:
+        value = getattr(o, a, None)
+        # a function's code can be swapped in place (``f.__code__ = ...``), keeping its identity
+        snapshot[f"{getattr(o, '__name__', type(o).__name__)}.{a}"] = (o, a, value, getattr(value, "__code__", None))
+    return snapshot
 
 
 def tampered(snapshot: dict, threads_mark: int) -> str | None:
-    for name, (owner, attr, original) in snapshot.items():
-        if getattr(owner, attr, None) is not original:
-            return f"the candidate replaced harness function {name}"
+    """What the candidate changed in the harness since :func:`harness_snapshot`: every function
+    replaced (named, so that the evidence says what), or the first thread it started."""
+    replaced = [name for name, (owner, attr, original, code) in snapshot.items()
+                if getattr(owner, attr, None) is not original or getattr(original, "__code__", None) is not code]
+    if replaced:
+        more = f" (and {len(replaced) - 1} more: {', '.join(replaced[1:6])})" if len(replaced) > 1 else ""
+        return f"the candidate replaced harness function {replaced[0]}{more}"
     started = threads_started()[threads_mark:]
     if started:
         return f"the candidate started a thread ({started[0]}): work can continue outside the timer"
@@ -334,7 +349,11 @@ class Steps:
         failed = self.backend.build_failures()
         if failed:
             checks["candidate's own build"] = {"ok": False, "message": short("; ".join(failed))}
-        return {"kind": "compiled", "ok": True, "message": "", "checks": checks}
+        # Importing the candidate ran its module-level code: a timing function replaced there (directly
+        # or through an alias of its module or class) is reported now, before any call or timing could
+        # run on it. The lane ends the unit on it.
+        tamper = None if self.backend.is_baseline else tampered(self.snapshot, self.threads_mark)
+        return {"kind": "compiled", "ok": True, "message": "", "checks": checks, "tamper": tamper}
 
     def _prebuild(self) -> None:
         """An entry point may carry ``prebuild()``: work its first call would otherwise do while

@@ -134,3 +134,17 @@ def test_observations_and_rows_pickle():
     assert back == obs and back.steps == {"fork": 0.01, "prewarm": 1.0}
     row = decide(obs, Policy(), _unit())[0]
     assert pickle.loads(pickle.dumps(row)) == row
+
+
+def test_tampering_at_import_is_hack_on_every_row_and_nothing_else_counts():
+    """The unit ended right after its compile step: no combination was checked; the evidence says what
+    was replaced, on every row."""
+    tamper = "the candidate replaced harness function Event.elapsed_time"
+    obs = Observation(compile=Compiled(True, "", {}, tamper=tamper),
+                      lane="cpu/lane0", seconds={"start": 0.1, "compile": 0.1}, steps={"fork": 0.01})
+    rows = decide(obs, Policy(), _unit())
+    assert [r.verdict for r in rows] == [Verdict.HACK, Verdict.HACK]
+    assert all(r.error == "when the candidate was imported (compile step): the candidate replaced harness function "
+               "Event.elapsed_time" for r in rows)
+    assert all((r.correct_status, r.perf_status) == ("not_run", "not_run") for r in rows)
+    assert all(r.extra["unit_seconds"]["steps"] == {"fork": 0.01} for r in rows)

@@ -133,6 +133,8 @@ class _Worker:
     def add(self, key, seconds):
         self.clock[key] = self.clock.get(key, 0.0) + seconds
 
+    waited_for = add
+
 
 def test_a_unit_waiting_to_be_timed_gives_its_lane_to_another_unit():
     a = _Lane("a")

@@ -494,6 +494,7 @@ def existing_store(tmp_path) -> Path:
     (["--time-budget-ms", "-5"], "argument --time-budget-ms: '-5': must be a positive number"),
     (["--time-budget-ms", "nan"], "must be a positive number"),
     (["--timeout-step", "inf"], "must be a positive number"),
+    (["--unit-limit", "0"], "argument --unit-limit: '0': must be a positive number"),
     (["--task", ""], "argument --task: '': empty name"),
     (["--task", "gelu,,elu"], "empty name"),
     (["--category", ""], "argument --category"),

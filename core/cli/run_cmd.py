@@ -67,6 +67,10 @@ def add_parser(sub) -> None:
                    help="seconds allowed to compile a candidate")
     p.add_argument("--timeout-step", type=check.positive, default=180.0,
                    help="seconds allowed for one correctness check or timing")
+    p.add_argument("--unit-limit", type=check.positive, default=Limits.unit, metavar="SECONDS",
+                   help="seconds allowed for a whole unit (one candidate on one task: its compile, checks and "
+                        "timing), not counting its waits for the device; past it the worker is killed and the step "
+                        f"in flight is verdict 'timeout' (default {Limits.unit:g})")
     p.add_argument("--framework-ops", choices=FRAMEWORK_POLICIES, default="forbid",
                    help="forbid (default): a right answer with more than --framework-threshold of its work in "
                         "framework or vendor kernels is verdict 'framework'; report: it can be 'correct', its share "
@@ -127,7 +131,8 @@ def run(args) -> int:
         shape_roles=args.shape_roles, dtypes=sorted(set(args.dtypes)), time_roles=sorted(set(args.time_roles)),
         seeds=args.seeds, seed=args.seed, baselines=args.baselines,
         timing=TimingSettings(budget_ms=args.time_budget_ms, mode=args.timer, run_ahead=not args.no_run_ahead),
-        limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step),
+        limits=Limits(compile=args.timeout_compile, correctness=args.timeout_step, timing=args.timeout_step,
+                      unit=args.unit_limit),
         resume=args.resume, timed=not args.no_timing,
         policy=Policy(args.framework_ops, args.framework_threshold),
         workers=args.workers, lanes=args.lanes, timing_batch=args.timing_batch, gpus=args.gpus,

@@ -170,7 +170,7 @@ class Lease:
         finally:
             back = time.monotonic()
             self.lane = self.pool.take(returning=True)
-            worker.add("wait_lane", time.monotonic() - back)
+            worker.waited_for("wait_lane", time.monotonic() - back)  # on the unit's clock, not its limit
             worker.add("without_lane", time.monotonic() - left)
             self.parked.discard(worker.child)
             self.lane.current = worker.child

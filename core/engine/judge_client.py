@@ -36,7 +36,8 @@ class JudgeClient:
         try:
             j.send(request)
             while True:
-                msg = j.recv(timeout)
+                # the judge's time is the unit's: it gets what is left of the unit's limit too
+                msg = worker.within(timeout, j.recv, "judge")
                 kind = msg.get("kind")
                 if kind == "judged":
                     return msg

@@ -5,7 +5,10 @@ For a unit the lane forks a worker, has it set up and compile, waits for the uni
 device's memory, runs the steps, and stops the worker whatever happened. What is observed is
 returned as frozen data (:class:`~.observation.Observation`); the orchestrator turns it into rows
 (:func:`.rows.decide`). A worker that crashes, hangs past a step's limit or corrupts its device
-context ends its own unit only; the lane kills it (and anything it started) and goes on.
+context ends its own unit only; the lane kills it (and anything it started) and goes on. So does
+one that runs past the unit's own limit (``--unit-limit``, kept by the session), and one whose
+import replaced a harness function (a timing function, most often): it ends right after its compile
+step, with the evidence.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from . import compile_ahead, steps
 from .judge_client import JudgeClient
 from .observation import AbnormalEnd, Compiled, Observation, Recorder
 from .procs import Child, Died, Timeout, log_tail
-from .session import Abnormal, WorkerSession
+from .session import Abnormal, UnitTimeout, WorkerSession
 from .settings import EvalSettings, Limits
 
 __all__ = ["EvalSettings", "Lane", "Limits"]
@@ -41,7 +44,7 @@ class Lane:
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
         w = WorkerSession(dict(self.env, **env), log_path, settings.worker_memory_mb, self.modules,
-                          settings.confine)
+                          settings.confine, unit_limit=settings.limits.unit)
         self.current = w.child
         return w
 
@@ -73,15 +76,23 @@ class Lane:
             w.enter("compile")
             self.state = f"compile {unit.task.name}"
             reply = w.expect({"op": "compile"}, settings.limits.compile, "compiled")
-            rec.compile = Compiled(reply["ok"], reply["message"], reply["checks"])
-            if reply["ok"] and not unit.compile_only:
+            tamper = reply.get("tamper") if reply["ok"] and not unit.backend.is_baseline else None
+            rec.compile = Compiled(reply["ok"], reply["message"], reply["checks"],
+                                   tamper=str(tamper)[:2000] if tamper else None)
+            if tamper:
+                # The candidate changed the harness as it was imported: the verdict is hack on that
+                # evidence, and nothing this worker would run or time from here could be trusted (a
+                # replaced CUDA timing function kept a one-task run going for over 170 s). The unit
+                # ends now: no correctness runs, no timing.
+                keep_tail = True
+            elif reply["ok"] and not unit.compile_only:
                 keep_tail = True
                 if not unit.backend.is_baseline:
                     w.expect({"op": "warm"}, settings.limits.start, "warm")
                 w.enter("wait_memory")
                 self.state = f"wait for memory {unit.task.name}"
                 holding.enter_context(room())
-                w.clock["wait_memory"] = round(time.monotonic() - w.t, 3)
+                w.waited_for("wait_memory", time.monotonic() - w.t)  # another lane's doing: not on the unit limit
                 w.enter("correctness")
                 run = steps.UnitRun(unit, settings, self.device, w, self.judge, rec, say)
                 if lease is not None:
@@ -97,9 +108,11 @@ class Lane:
                 if settings.timed and passed:
                     w.enter("timing")
                     steps.timing(run, passed)
-        except Timeout:
+        except Timeout as exc:
             keep_tail = True
-            rec.abnormal = AbnormalEnd("timeout", w.stage, w.combo, f"no progress within the {w.stage} time limit")
+            # the unit's own limit says so (and in which step); a step's limit is named by its stage
+            message = str(exc) if isinstance(exc, UnitTimeout) else f"no progress within the {w.stage} time limit"
+            rec.abnormal = AbnormalEnd("timeout", w.stage, w.combo, message)
         except Died as exc:
             keep_tail = True
             rec.abnormal = AbnormalEnd("crash", w.stage, w.combo, f"worker died ({exc.desc})")

@@ -99,6 +99,7 @@ class Compiled:
     ok: bool
     message: str
     checks: Mapping[str, Any] | None = None
+    tamper: str | None = None  # tampering seen by the worker right after the candidate's import (compile)
 
 
 @dataclass(frozen=True)

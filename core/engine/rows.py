@@ -139,11 +139,15 @@ def _drafts(unit: Unit, obs: Observation | None, policy: Policy, timed: bool,
         if not compiled.ok:
             return all_rows(verdict=Verdict.COMPILE_ERROR, compile_status="error", error=compiled.message)
         all_rows(compile_status="ok")
+        hack = integrity.import_evidence(compiled.tamper) if not unit.backend.is_baseline else []
+        if hack:  # the unit ended at its import: nothing ran or was timed (and compile only ran it too)
+            verdict, error = integrity.decide(Verdict.NOT_RUN, "", hack, [])
+            _clock(rows, obs)
+            return all_rows(verdict=verdict, error=error)
         if unit.compile_only:
             return all_rows(verdict=Verdict.COMPILED, error=f"compile only: {unit.compile_only}")
     own = set(unit.own_names) if unit.own_names is not None else None
-    for r in rows.values():
-        r["extra"]["unit_seconds"] = dict(obs.seconds, steps=dict(obs.steps) if obs.steps is not None else None)
+    _clock(rows, obs)
     jit_failure = next((c.check.message for c in obs.combos.values()
                         if c.check is not None and c.check.status == CheckStatus.COMPILE_ERROR), None)
     if jit_failure:  # a JIT compile error at the first call: the candidate does not build, whatever the shape
@@ -158,6 +162,12 @@ def _drafts(unit: Unit, obs: Observation | None, policy: Policy, timed: bool,
         if r["perf_status"] == "pending":  # never got to its timing
             r["perf_status"] = "not_run"
     return list(rows.values()) + skipped
+
+
+def _clock(rows: dict, obs: Observation) -> None:
+    """The unit's clock, in each of its rows (see :mod:`.clock`)."""
+    for r in rows.values():
+        r["extra"]["unit_seconds"] = dict(obs.seconds, steps=dict(obs.steps) if obs.steps is not None else None)
 
 
 def _answered(check: Check) -> Verdict:

@@ -4,18 +4,28 @@ which say where an abnormal end happened.
 
 A worker that crashes, hangs past a step's limit or corrupts its device context ends its own unit
 only: the session stops it (and anything it started) and the lane goes on.
+
+The session also keeps the unit's own limit (``Limits.unit``, ``--unit-limit``): every request is
+given the step's limit or what is left of the unit's, whichever is less, and a request with nothing
+left is not sent. A unit therefore ends with a verdict within its limit even when each of its steps
+stays just under the step limit (a candidate that replaced a CUDA timing function at import once
+kept a one-task run going for over 170 s with no verdict). Time spent waiting for another lane is
+not the unit's own (:meth:`WorkerSession.waited_for`).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from .. import worker as worker_mod
 from .observation import Combo
-from .procs import Child
+from .procs import Child, Timeout
+
+T = TypeVar("T")
 
 
 class Abnormal(Exception):
@@ -26,10 +36,17 @@ class Abnormal(Exception):
         self.kind, self.message = kind, message
 
 
+class UnitTimeout(Timeout):
+    """The unit's own limit ran out: during a request, or before one could be sent. Its message
+    says so, and in which stage and step (a plain :class:`~.procs.Timeout` is a step's limit)."""
+
+
 class WorkerSession:
     def __init__(self, env: dict[str, str], log_path: Path | None, memory_mb: int | None,
-                 modules: tuple[str, ...] = (), confine: dict | None = None):
+                 modules: tuple[str, ...] = (), confine: dict | None = None, unit_limit: float | None = None):
         t = time.monotonic()
+        self.started, self.unit_limit = t, unit_limit  # the fork is the unit's time too
+        self.waited = 0.0  # seconds spent waiting for another lane: not counted against the unit limit
         self.child = Child(worker_mod.entry, (env, str(log_path) if log_path else None, memory_mb, confine), modules)
         self.t = time.monotonic()
         self.stage: str = "start"
@@ -47,6 +64,42 @@ class WorkerSession:
     def add(self, key: str, seconds: float) -> None:
         self.clock[key] = round(self.clock.get(key, 0.0) + seconds, 3)
 
+    def waited_for(self, key: str, seconds: float) -> None:
+        """``seconds`` spent waiting for another lane (``wait_shared``, ``wait_exclusive``,
+        ``wait_memory``): on the unit's clock, but not on its limit, so that a busy device never turns
+        into a ``timeout`` verdict for a candidate that did nothing wrong."""
+        self.add(key, seconds)
+        self.waited += seconds
+
+    # --- the unit limit ---------------------------------------------------------------------
+    def left(self) -> float:
+        """Seconds left of the unit's own time (infinite without a unit limit)."""
+        if self.unit_limit is None:
+            return math.inf
+        return self.unit_limit - (time.monotonic() - self.started - self.waited)
+
+    def expired(self, step: str) -> UnitTimeout:
+        own = time.monotonic() - self.started - self.waited
+        return UnitTimeout(f"no verdict within the unit limit of {self.unit_limit:g} s (--unit-limit): stopped in "
+                           f"the {self.stage} stage, step {step} (the unit's own time {own:.1f} s, and "
+                           f"{self.waited:.1f} s waiting for the device)")
+
+    def within(self, timeout: float, call: Callable[[float], T], step: str) -> T:
+        """``call(seconds)`` given the step's ``timeout`` or what is left of the unit's limit,
+        whichever is less; a timeout of the latter is raised as :class:`UnitTimeout`. With nothing
+        left, ``call`` is not made."""
+        left = self.left()
+        if left <= 0:
+            raise self.expired(step)
+        try:
+            return call(min(timeout, left))
+        except UnitTimeout:
+            raise
+        except Timeout:
+            if left < timeout:  # the unit's deadline came first
+                raise self.expired(step) from None
+            raise
+
     @contextmanager
     def timed(self, key: str) -> Iterator[None]:
         t = time.monotonic()
@@ -57,7 +110,7 @@ class WorkerSession:
 
     # --- requests ---------------------------------------------------------------------------
     def request(self, cmd: dict, timeout: float) -> Any:
-        return self.child.request(cmd, timeout)
+        return self.within(timeout, lambda seconds: self.child.request(cmd, seconds), str(cmd.get("op")))
 
     def expect(self, cmd: dict, timeout: float, kind: str) -> dict:
         """A step that must answer ``kind``; a failure ends the unit."""

@@ -1,4 +1,4 @@
-"""What a lane is told to do with a unit: the step limits and the evaluation settings."""
+"""What a lane is told to do with a unit: the step and unit limits and the evaluation settings."""
 
 from __future__ import annotations
 
@@ -9,12 +9,20 @@ from ..timing import TimingSettings
 
 @dataclass
 class Limits:
-    """Seconds allowed for one step: the whole compile, or one (shape, dtype) check or timing."""
+    """Seconds allowed for one step (the whole compile, or one (shape, dtype) check or timing), and
+    for a whole unit (``unit``, ``--unit-limit``): the step limits alone let a unit of many steps,
+    each just under its limit, run for an hour without a verdict.
+
+    A unit's time is its own: from its worker's fork to its last step, less the time it waited for
+    another lane (the device's locks, its memory budget), so its verdict never depends on how busy
+    the other lanes were. Those waits are bounded all the same: whoever holds the device is inside a
+    step or a unit that has its own limit. None: no unit limit."""
 
     compile: float = 300.0
     correctness: float = 180.0
     timing: float = 180.0
     start: float = 120.0  # forking and setting up, before the first answer
+    unit: float | None = 900.0
 
 
 @dataclass

@@ -19,9 +19,9 @@ What is seen is recorded, never decided: verdicts come from :func:`.rows.decide`
 from __future__ import annotations
 
 import time
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .. import transfer
 from ..inputs import seed_for
@@ -46,6 +46,25 @@ class UnitRun:
     away: Callable[[], AbstractContextManager] = nullcontext
 
 
+@contextmanager
+def shared(run: UnitRun) -> Iterator[None]:
+    """The device shared with the other lanes' checks. The wait for it is the unit's ``wait_shared``
+    step, not counted against its unit limit (:meth:`.session.WorkerSession.waited_for`)."""
+    t = time.monotonic()
+    with run.device.shared():
+        run.worker.waited_for("wait_shared", time.monotonic() - t)
+        yield
+
+
+@contextmanager
+def exclusive(run: UnitRun) -> Iterator[None]:
+    """The device to this unit alone, for its timed calls; the wait is ``wait_exclusive``, likewise."""
+    t = time.monotonic()
+    with run.device.exclusive():
+        run.worker.waited_for("wait_exclusive", time.monotonic() - t)
+        yield
+
+
 # --- correctness -------------------------------------------------------------------------------
 def correctness(run: UnitRun) -> list[Combo]:
     """Check every combination; the ones that go on to timing."""
@@ -58,9 +77,7 @@ def correctness(run: UnitRun) -> list[Combo]:
         status, message, errs = CheckStatus.CORRECT, "", (0.0, 0.0)
         for k in range(settings.seeds):
             seed = seed_for(settings.run_seed, unit.task.name, shape, dtype, k)
-            t = time.monotonic()
-            with run.device.shared():
-                w.add("wait_shared", time.monotonic() - t)
+            with shared(run):
                 # the device trace is evidence about a candidate: a baseline is the task's own code
                 trace = k == 0 and not unit.backend.is_baseline
                 ran = w.run({"op": "run", "shape": shape, "dtype": dtype, "seed": seed, "trace": trace},
@@ -111,7 +128,7 @@ def decoy(run: UnitRun, shape: str, dtype: str) -> Decoy:
     # still holds the previous input's answer there, which is wrong for these inputs.
     settings = run.settings
     seed = seed_for(settings.run_seed, run.unit.task.name, shape, dtype, 2000)
-    with run.device.shared():
+    with shared(run):
         ran = run.worker.run({"op": "run", "shape": shape, "dtype": dtype, "seed": seed, "suppress": True},
                              settings.limits.correctness)
         if ran.get("kind") == "failed":
@@ -154,7 +171,7 @@ def timing(run: UnitRun, passed: list[Combo]) -> None:
         if not trusted:
             # Each timing input judged once before any timed call, on a fresh copy made from its
             # seed: an input answered wrongly here is an incorrect answer, not evidence of cheating.
-            with run.device.shared():
+            with shared(run):
                 for k, seed in enumerate(pool):
                     ran = w.run({"op": "run", "shape": shape, "dtype": dtype, "seed": seed}, settings.limits.timing)
                     if ran.get("kind") == "failed":
@@ -171,9 +188,7 @@ def timing(run: UnitRun, passed: list[Combo]) -> None:
         timed_combos.append((shape, dtype, {"shape": shape, "dtype": dtype, "seeds": pool}))
     if not timed_combos:
         return
-    waited = time.monotonic()
-    with run.away(), run.device.exclusive():
-        w.add("wait_exclusive", time.monotonic() - waited)
+    with run.away(), exclusive(run):
         for shape, dtype, step in timed_combos:
             w.combo = (shape, dtype)
             run.say(f"time {unit.task.name} {shape}/{dtype}")
@@ -194,7 +209,7 @@ def timing(run: UnitRun, passed: list[Combo]) -> None:
         if t.stats is not None and not t.error:  # timed, and traced without failing
             w.combo = (shape, dtype)
             run.say(f"check after timing {unit.task.name} {shape}/{dtype}")
-            with run.device.shared():
+            with shared(run):
                 after_timing(run, shape, dtype, step)
     w.combo = None
 
