@@ -27,6 +27,9 @@ Landlock (ABI 1 and later)
     minus the one leading to it; and except ``/dev``, of which only the nodes above are granted (a
     raw disk would bypass every rule). A Landlock domain also denies ptrace-class access
     (``/proc/<pid>/mem``, ``environ``, ``fd``) to processes outside it, and from ABI 6 signals too.
+    One procfs grant: the worker's own ``/proc/<pid>/task`` may be written (:func:`_own_task_dir`):
+    the CUDA driver names the threads it starts in ``cuInit`` by writing their
+    ``/proc/<pid>/task/<tid>/comm`` and fails with error 304 where it may not.
 Capabilities
     The worker runs as root on the GPU machines; after the rules it drops every capability (the
     effective, permitted and bounding sets, with no_new_privs), so it cannot mount, create device
@@ -35,6 +38,8 @@ seccomp (a filter written out here: no maintained Python binding is installed)
     ``socket(AF_UNIX)`` is refused: the fork server listens on a named Unix socket and forks whatever
     it is sent, unconfined, and Landlock up to ABI 7 does not govern ``connect``. So are ptrace and
     ``process_vm_readv``/``writev`` (Landlock keeps those out of other domains too) and other ABIs.
+    What the Unix socket rule does can be chosen (:data:`UNIX_SOCKET`, ``cfg["unix_socket"]``) while
+    it is found out which one lets the CUDA driver start; the default is unchanged.
 
 Not covered: see the README's "Confinement" section.
 """
@@ -56,6 +61,7 @@ _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRI
 _EXECUTE, _WRITE_FILE, _READ_FILE, _READ_DIR = 1, 2, 4, 8
 _REFER, _TRUNCATE = 1 << 13, 1 << 14
 _SCOPE_SIGNAL = 2
+_PROC_TASK = _WRITE_FILE | _READ_FILE  # the own /proc/<pid>/task: open(O_RDWR) a thread's comm (+ TRUNCATE, ABI 3)
 _READ = _EXECUTE | _READ_FILE
 # the JIT caches the runner points the workers at (core/engine/runner.py unit_env), writable
 CACHE_VARS = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUPY_CACHE_DIR", "TORCH_EXTENSIONS_DIR",
@@ -65,8 +71,15 @@ _DEV_RW = {"null", "zero", "full", "random", "urandom", "tty", "ptmx", "shm", "p
 _DEV_RW_PREFIX = ("nvidia", "accel")
 _DEV_READ = {"fd", "stdin", "stdout", "stderr", "char"}
 
+#: What the seccomp filter does with Unix sockets, unless ``confine``'s cfg says (``"unix_socket"``):
+#: ``"deny"``: ``socket(AF_UNIX)`` fails with EPERM (the default); an errno name (``"EACCES"``,
+#: ``"EAFNOSUPPORT"``): it fails with that instead; ``"no-connect"``: the socket may be made, but
+#: every ``connect`` (any family) fails with ENOENT, as where nothing listens; ``"allow"``: no rule.
+UNIX_SOCKET = "deny"
+
 _libc = ctypes.CDLL(None, use_errno=True)
 _protected: dict[str, str] = {}  # set by confine(): what a denied access to means hack
+_task_dir: tuple[str, int] | None = None  # (pid, O_PATH fd) of the own /proc/<pid>/task, open for life
 _databases: list[str] = []  # SQLite databases the candidate opened (see _watch_sqlite)
 
 
@@ -121,11 +134,12 @@ def confine(cfg: dict, log_path: str | None) -> str:
     hidden = None if any(_inside(p, keys) for p in needed) else keys
     _libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     try:
-        done.append(_landlock(writable, log_path, hidden) + ("" if hidden else f" (key dir {keys} NOT hidden)"))
+        done.append(_landlock(writable, log_path, hidden, proc_task=cfg.get("proc_task", True))
+                    + ("" if hidden else f" (key dir {keys} NOT hidden)"))
     except OSError as exc:
         done.append(f"no landlock ({exc})")
     done.append(_drop_capabilities())
-    done.append(_seccomp())
+    done.append(_seccomp(cfg.get("unix_socket")))
     _watch_sqlite()
     return " + ".join(done)
 
@@ -166,7 +180,9 @@ def _reaper(scratch: str) -> str:
     os._exit(os.waitstatus_to_exitcode(status))
 
 
-def _landlock(writable: list[str], log_path: str | None, hidden: str | None) -> str:
+def _landlock(writable: list[str], log_path: str | None, hidden: str | None, *, proc_task: bool = True) -> str:
+    """Restrict this process (see the module docstring); ``proc_task=False`` leaves out the grant on
+    its own ``/proc/<pid>/task`` (the rules before CUDA's need was known, for probes)."""
     abi = landlock_abi()
     if abi < 1:
         raise OSError(errno.ENOSYS, "Landlock not available")
@@ -188,11 +204,38 @@ def _landlock(writable: list[str], log_path: str | None, hidden: str | None) -> 
             _rule(ruleset, path, handled)
         if log_path:
             _rule(ruleset, log_path, _WRITE_FILE | _READ_FILE | (_TRUNCATE if abi >= 3 else 0))
+        task_note = ""
+        if proc_task:
+            try:
+                _add_rule(ruleset, _own_task_dir(), _PROC_TASK | (_TRUNCATE if abi >= 3 else 0))
+            except OSError as exc:  # no procfs: CUDA will not start, the rest holds
+                task_note = f" (own /proc task not writable: {exc})"
         if _libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0) != 0:
             raise OSError(ctypes.get_errno(), "landlock_restrict_self: " + os.strerror(ctypes.get_errno()))
     finally:
         os.close(ruleset)
-    return f"landlock ABI {abi}"
+    return f"landlock ABI {abi}{task_note}"
+
+
+def _own_task_dir() -> int:
+    """An ``O_PATH`` fd on this process's ``/proc/<pid>/task``, kept open for the life of the process.
+
+    The grant is this directory, not ``/proc``: beneath it are only this process's threads (those
+    started later too, such as the CUDA driver's), and what may be written there (``comm``,
+    ``oom_score_adj`` upwards, ``attr/*``, ``mem``) acts on this process alone, which it can do through
+    syscalls anyway. Another process's directory, a child's included, stays read-only.
+
+    ``<pid>`` is read from ``/proc/self``, not ``os.getpid()``: a procfs mounted from another PID
+    namespace numbers processes its own way. A Landlock rule is tied to an inode, and procfs makes a
+    new inode whenever a pid directory's dentry is looked up afresh, which happens once the kernel
+    has dropped an unused one (memory pressure): the fd keeps the dentry, so every later path
+    through ``/proc/self``, ``/proc/thread-self`` or ``/proc/<pid>`` reaches the inode granted.
+    Should the candidate close it, the grant can lapse; that only denies more."""
+    global _task_dir
+    pid = os.readlink("/proc/self")
+    if _task_dir is None or _task_dir[0] != pid:  # a fork's copy names the parent's directory
+        _task_dir = (pid, os.open(f"/proc/{pid}/task", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC))
+    return _task_dir[1]
 
 
 def _readable(hidden: str) -> list[str]:
@@ -217,10 +260,17 @@ def _rule(ruleset: int, path: str, access: int) -> None:
     try:
         if not os.path.isdir(path):
             access &= _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE  # the rights a file can carry
-        attr = _PathBeneath(access, fd)
-        _libc.syscall(_SYS_ADD_RULE, ruleset, 1, ctypes.byref(attr), 0)  # LANDLOCK_RULE_PATH_BENEATH
+        _add_rule(ruleset, fd, access)
+    except OSError:
+        pass  # a right this node cannot carry: left out, as a path that is gone
     finally:
         os.close(fd)
+
+
+def _add_rule(ruleset: int, fd: int, access: int) -> None:
+    attr = _PathBeneath(access, fd)
+    if _libc.syscall(_SYS_ADD_RULE, ruleset, 1, ctypes.byref(attr), 0) != 0:  # LANDLOCK_RULE_PATH_BENEATH
+        raise OSError(ctypes.get_errno(), "landlock_add_rule: " + os.strerror(ctypes.get_errno()))
 
 
 def _drop_capabilities() -> str:
@@ -232,24 +282,38 @@ def _drop_capabilities() -> str:
     return "no capabilities" if _libc.capset(header, data) == 0 else "capabilities kept"
 
 
-# seccomp: (audit arch, socket, ptrace, process_vm_readv, process_vm_writev) per machine
-_SYSCALLS = {"x86_64": (0xC000003E, 41, 101, 310, 311), "aarch64": (0xC00000B7, 198, 117, 270, 271)}
+# seccomp: (audit arch, socket, connect, (ptrace, process_vm_readv, process_vm_writev)) per machine
+_SYSCALLS = {"x86_64": (0xC000003E, 41, 42, (101, 310, 311)), "aarch64": (0xC00000B7, 198, 203, (117, 270, 271))}
 
 
-def _seccomp() -> str:
-    """EPERM for ``socket(AF_UNIX)`` (see the module docstring; a daemon's socket could be as bad),
-    ptrace, ``process_vm_readv``/``writev`` and every syscall of another ABI (x32, i386)."""
+def _seccomp(unix_socket: str | None = None) -> str:
+    """EPERM for ptrace, ``process_vm_readv``/``writev`` and every syscall of another ABI (x32,
+    i386); for Unix sockets what ``unix_socket`` says (:data:`UNIX_SOCKET` where None; see the module
+    docstring: a daemon's socket could be as bad as the fork server's)."""
     numbers = _SYSCALLS.get(os.uname().machine)
     if numbers is None:
         return "no seccomp (unknown machine)"
-    arch, sock, *reach = numbers
+    mode = unix_socket or UNIX_SOCKET
+    if mode == "deny":
+        refuse = errno.EPERM
+    elif mode in ("allow", "no-connect"):
+        refuse = None
+    elif isinstance(getattr(errno, mode, None), int) and mode.startswith("E"):
+        refuse = getattr(errno, mode)
+    else:
+        raise ValueError(f"unix_socket: {mode!r} is none of deny, allow, no-connect or an errno name")
+    arch, sock, connect, reach = numbers
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM
+    allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | errno
     prog = [(ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, deny), (ld, 0, 0, 0), (jge, 0, 1, 0x40000000),
             (ret, 0, 0, deny)]
     for nr in reach:
         prog += [(jeq, 0, 1, nr), (ret, 0, 0, deny)]
-    prog += [(jeq, 0, 3, sock), (ld, 0, 0, 16), (jeq, 0, 1, 1), (ret, 0, 0, deny), (ret, 0, 0, allow)]  # 1: AF_UNIX
+    if mode == "no-connect":  # ENOENT: what a client sees where no daemon listens (seccomp cannot read the path)
+        prog += [(jeq, 0, 1, connect), (ret, 0, 0, 0x00050000 | errno.ENOENT)]
+    if refuse is not None:  # args[0] (offset 16, low half) == 1: AF_UNIX
+        prog += [(jeq, 0, 3, sock), (ld, 0, 0, 16), (jeq, 0, 1, 1), (ret, 0, 0, 0x00050000 | refuse)]
+    prog += [(ret, 0, 0, allow)]
 
     class Filter(ctypes.Structure):
         _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
@@ -260,7 +324,7 @@ def _seccomp() -> str:
     filters = (Filter * len(prog))(*[Filter(*f) for f in prog])
     if _libc.prctl(22, 2, ctypes.byref(Prog(len(prog), filters)), 0, 0) != 0:  # PR_SET_SECCOMP, MODE_FILTER
         return f"no seccomp ({os.strerror(ctypes.get_errno())})"
-    return "seccomp"
+    return "seccomp" if mode == "deny" else f"seccomp (Unix sockets: {mode})"
 
 
 def _watch_sqlite() -> None:

@@ -289,3 +289,149 @@ def test_cuda_workers_are_left_unconfined_and_the_run_says_so():
     assert not gpu._confining() and cpu._confining()
     assert Runner.confinement(gpu) == CUDA_UNCONFINED and CUDA_UNCONFINED.startswith("none: ")
     assert Runner.confinement(cpu) != CUDA_UNCONFINED
+
+
+def _in_confined_child(body) -> dict:
+    """Run ``body()`` (a dict of outcomes) in a forked child; return what it returned."""
+    import json
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            out = body()
+            os.write(w, json.dumps(out).encode())
+        except BaseException as exc:  # noqa: BLE001 - reported to the test, not lost in the child
+            os.write(w, json.dumps({"child failed": repr(exc)}).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r) as f:
+        text = f.read()
+    os.waitpid(pid, 0)
+    return json.loads(text)
+
+
+def _outcome(act) -> str:
+    try:
+        act()
+        return "ok"
+    except PermissionError:
+        return "denied"
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _write(path, text="probe") -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def test_confined_worker_may_name_its_own_threads_only(tmp_path):
+    """The CUDA driver names the threads it starts in cuInit by writing /proc/<pid>/task/<tid>/comm
+    (error 304 where it may not): a confined worker may write its own threads' comm, those started
+    after confinement too, through every path to them; another process's (a child's included), and
+    anything else in /proc, stays denied."""
+    import threading
+    orchestrator = os.getpid()
+
+    def body():
+        what = sandbox.confine({"store": str(tmp_path / "results.sqlite")}, None)
+        pid, main_tid = os.readlink("/proc/self"), threading.get_native_id()
+        out = {"what": what,
+               "own main thread": _outcome(lambda: _write(f"/proc/self/task/{main_tid}/comm", "main")),
+               "own process comm": _outcome(lambda: _write(f"/proc/{pid}/comm", "main")),
+               "own oom_score_adj": _outcome(lambda: _write(f"/proc/{pid}/oom_score_adj", "0")),
+               "another process": _outcome(lambda: _write(f"/proc/{orchestrator}/comm", "pwned")),
+               "outside": _outcome(lambda: _write(tmp_path / "x"))}
+        started, named = threading.Event(), threading.Event()
+
+        def thread():  # as a driver thread does: names itself, or is named by the thread that made it
+            out["new thread, thread-self"] = _outcome(lambda: _write("/proc/thread-self/comm", "worker-a"))
+            tid = threading.get_native_id()
+            out["new thread, own task"] = _outcome(lambda: _write(f"/proc/self/task/{tid}/comm", "worker-b"))
+            out["tid"] = tid
+            started.set()
+            named.wait(10)
+
+        t = threading.Thread(target=thread)
+        t.start()
+        started.wait(10)
+        out["new thread, from main"] = _outcome(lambda: _write(f"/proc/{pid}/task/{out['tid']}/comm", "worker-c"))
+        out["new thread name"] = Path(f"/proc/self/task/{out.pop('tid')}/comm").read_text().strip()
+        named.set()
+        t.join()
+        r, w = os.pipe()
+        child = os.fork()
+        if child == 0:  # a child of the worker: its own directory was not granted
+            os.write(w, _outcome(lambda: _write(f"/proc/self/task/{os.getpid()}/comm", "child")).encode())
+            os._exit(0)
+        os.close(w)
+        out["child's own thread"] = os.read(r, 200).decode()
+        os.waitpid(child, 0)
+        return out
+
+    out = _in_confined_child(body)
+    assert "landlock ABI" in out.get("what", ""), out
+    assert out == {"what": out["what"], "own main thread": "ok", "new thread, thread-self": "ok",
+                   "new thread, own task": "ok", "new thread, from main": "ok", "new thread name": "worker-c",
+                   "own process comm": "denied", "own oom_score_adj": "denied", "another process": "denied",
+                   "outside": "denied", "child's own thread": "denied"}
+
+
+def test_without_the_task_grant_a_worker_may_not_name_its_threads(tmp_path):
+    """What the CUDA driver met before (the rules without the grant): the write is denied."""
+    import threading
+
+    def body():
+        sandbox._libc.prctl(sandbox._PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        sandbox._landlock([str(tmp_path)], None, None, proc_task=False)
+        return {"own thread": _outcome(lambda: _write(f"/proc/self/task/{threading.get_native_id()}/comm"))}
+
+    assert _in_confined_child(body) == {"own thread": "denied"}
+
+
+@pytest.mark.skipif(os.uname().machine not in sandbox._SYSCALLS, reason="no seccomp filter for this machine")
+@pytest.mark.parametrize("mode, made, connected", [
+    (None, "PermissionError: [Errno 1] Operation not permitted", None),
+    ("EAFNOSUPPORT", "OSError: [Errno 97] Address family not supported by protocol", None),
+    ("allow", "ok", "ok"),
+    ("no-connect", "ok", "FileNotFoundError: [Errno 2] No such file or directory"),
+])
+def test_seccomp_unix_socket_rule(tmp_path, mode, made, connected):
+    """The Unix socket rule's variants (sandbox.UNIX_SOCKET; the default is unchanged: EPERM)."""
+    import socket
+    address = str(tmp_path / "listener")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(address)
+    listener.listen()
+
+    def body():
+        sandbox._libc.prctl(sandbox._PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        out = {"said": sandbox._seccomp(mode)}
+        try:
+            sock = socket.socket(socket.AF_UNIX)
+            out["made"] = "ok"
+        except OSError as exc:
+            out["made"] = f"{type(exc).__name__}: {exc}"
+            return out
+        try:
+            sock.connect(address)
+            out["connected"] = "ok"
+        except OSError as exc:
+            out["connected"] = f"{type(exc).__name__}: {exc}"
+        out["pair"] = "ok" if len(socket.socketpair()) == 2 else "?"  # never refused: it reaches nothing
+        return out
+
+    try:
+        out = _in_confined_child(body)
+    finally:
+        listener.close()
+    assert out.get("said") == ("seccomp" if mode is None else f"seccomp (Unix sockets: {mode})"), out
+    assert out["made"] == made and out.get("connected") == connected
+    assert out.get("pair", "ok") == "ok"
+
+
+def test_seccomp_unix_socket_rule_refuses_an_unknown_mode():
+    with pytest.raises(ValueError):
+        sandbox._seccomp("sometimes")
