@@ -1,7 +1,7 @@
 """Which confinement variant lets a CUDA worker start (follows device call 7, reports/2026-11-27-engine).
 
-    python3 reports/2026-11-28-confinement/cuda_probe.py            # every variant, each in a fresh process
-    python3 reports/2026-11-28-confinement/cuda_probe.py VARIANT    # one variant, in this process
+    python3 reports/2026-11-27-confinement/cuda_probe.py            # every variant, each in a fresh process
+    python3 reports/2026-11-27-confinement/cuda_probe.py VARIANT    # one variant, in this process
 
 Each variant applies one confinement set-up of mkbench.sandbox, then makes the CUDA calls a worker
 makes (torch: device count, a tensor, a reduction; Triton: one kernel compiled and launched) and
