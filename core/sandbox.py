@@ -35,11 +35,14 @@ Capabilities
     effective, permitted and bounding sets, with no_new_privs), so it cannot mount, create device
     nodes, read ``/proc/kcore`` or enter another namespace with ``setns``.
 seccomp (a filter written out here: no maintained Python binding is installed)
-    ``socket(AF_UNIX)`` is refused: the fork server listens on a named Unix socket and forks whatever
-    it is sent, unconfined, and Landlock up to ABI 7 does not govern ``connect``. So are ptrace and
-    ``process_vm_readv``/``writev`` (Landlock keeps those out of other domains too) and other ABIs.
-    What the Unix socket rule does can be chosen (:data:`UNIX_SOCKET`, ``cfg["unix_socket"]``) while
-    it is found out which one lets the CUDA driver start; the default is unchanged.
+    Every ``connect`` fails with ENOENT: the fork server listens on a named Unix socket and forks
+    whatever it is sent, unconfined, and Landlock up to ABI 7 does not govern ``connect``. ENOENT is
+    what a client sees where nothing listens, which the CUDA driver takes in its stride (it looks for
+    an MPS daemon's socket in ``cuInit``); refusing ``socket(AF_UNIX)`` instead, with EPERM or EACCES,
+    made ``cuInit`` fail with error 304 on an H200 (``reports/2026-11-27-confinement``). ptrace,
+    ``process_vm_readv``/``writev`` (Landlock keeps those out of other domains too), io_uring (whose
+    submissions seccomp never sees: a connect issued through it would pass) and other ABIs are
+    refused with EPERM. :data:`UNIX_SOCKET` (or ``cfg["unix_socket"]``) chooses another socket rule.
 
 Not covered: see the README's "Confinement" section.
 """
@@ -71,11 +74,11 @@ _DEV_RW = {"null", "zero", "full", "random", "urandom", "tty", "ptmx", "shm", "p
 _DEV_RW_PREFIX = ("nvidia", "accel")
 _DEV_READ = {"fd", "stdin", "stdout", "stderr", "char"}
 
-#: What the seccomp filter does with Unix sockets, unless ``confine``'s cfg says (``"unix_socket"``):
-#: ``"deny"``: ``socket(AF_UNIX)`` fails with EPERM (the default); an errno name (``"EACCES"``,
-#: ``"EAFNOSUPPORT"``): it fails with that instead; ``"no-connect"``: the socket may be made, but
-#: every ``connect`` (any family) fails with ENOENT, as where nothing listens; ``"allow"``: no rule.
-UNIX_SOCKET = "deny"
+#: What the seccomp filter does with sockets, unless ``confine``'s cfg says (``"unix_socket"``):
+#: ``"no-connect"`` (the default): sockets may be made, but every ``connect`` (any family) fails with
+#: ENOENT, as where nothing listens; ``"deny"``: ``socket(AF_UNIX)`` fails with EPERM (breaks CUDA);
+#: an errno name (``"EACCES"``, ``"EAFNOSUPPORT"``): it fails with that instead; ``"allow"``: no rule.
+UNIX_SOCKET = "no-connect"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _protected: dict[str, str] = {}  # set by confine(): what a denied access to means hack
@@ -283,12 +286,14 @@ def _drop_capabilities() -> str:
 
 
 # seccomp: (audit arch, socket, connect, (ptrace, process_vm_readv, process_vm_writev)) per machine
-_SYSCALLS = {"x86_64": (0xC000003E, 41, 42, (101, 310, 311)), "aarch64": (0xC00000B7, 198, 203, (117, 270, 271))}
+# (ptrace, process_vm_readv/writev, io_uring_setup/enter/register: 425-427 on both)
+_SYSCALLS = {"x86_64": (0xC000003E, 41, 42, (101, 310, 311, 425, 426, 427)),
+             "aarch64": (0xC00000B7, 198, 203, (117, 270, 271, 425, 426, 427))}
 
 
 def _seccomp(unix_socket: str | None = None) -> str:
-    """EPERM for ptrace, ``process_vm_readv``/``writev`` and every syscall of another ABI (x32,
-    i386); for Unix sockets what ``unix_socket`` says (:data:`UNIX_SOCKET` where None; see the module
+    """EPERM for ptrace, ``process_vm_readv``/``writev``, io_uring and every syscall of another ABI
+    (x32, i386); for sockets what ``unix_socket`` says (:data:`UNIX_SOCKET` where None; see the module
     docstring: a daemon's socket could be as bad as the fork server's)."""
     numbers = _SYSCALLS.get(os.uname().machine)
     if numbers is None:
@@ -324,7 +329,7 @@ def _seccomp(unix_socket: str | None = None) -> str:
     filters = (Filter * len(prog))(*[Filter(*f) for f in prog])
     if _libc.prctl(22, 2, ctypes.byref(Prog(len(prog), filters)), 0, 0) != 0:  # PR_SET_SECCOMP, MODE_FILTER
         return f"no seccomp ({os.strerror(ctypes.get_errno())})"
-    return "seccomp" if mode == "deny" else f"seccomp (Unix sockets: {mode})"
+    return "seccomp" if mode == "no-connect" else f"seccomp (Unix sockets: {mode})"
 
 
 def _watch_sqlite() -> None:
@@ -378,6 +383,9 @@ def denied_hack(exc: BaseException) -> str | None:
         if (isinstance(exc, PermissionError) and exc.errno == errno.EPERM and frames
                 and frames[-1].filename.endswith(f"{os.sep}socket.py")):
             return "the candidate tried to open a Unix socket (the fork server's?): denied by confinement"
+        if (type(exc) is FileNotFoundError and exc.filename is None and frames
+                and ".connect(" in (frames[-1].line or "")):  # the filter's ENOENT: a connect has no path
+            return "the candidate tried to connect a socket (the fork server's?): denied by confinement"
         if type(exc).__module__ == "sqlite3":
             for db in _databases:
                 what = db and protected_target(db)

@@ -165,12 +165,13 @@ def test_fork_server_restarts_when_the_triton_mode_changes():
 
     def server() -> tuple[int, bytes | None]:
         pid = forkserver._forkserver._forkserver_pid
-        for _ in range(200):  # until the new server has exec'd (its environ reads empty before)
-            with open(f"/proc/{pid}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-            if env != [b""]:
-                break
+        for _ in range(200):  # until the new server has exec'd: before, /proc shows its parent's first environ
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"multiprocessing.forkserver" in f.read():
+                    break
             time.sleep(0.05)
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            env = f.read().split(b"\0")
         return pid, next((v for v in env if v.startswith(b"TRITON_INTERPRET=")), None)
 
     try:

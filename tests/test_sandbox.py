@@ -275,22 +275,6 @@ def test_confine_hides_a_key_directory_under_home(tmp_path):
     assert "landlock ABI" in out["what"] and "NOT hidden" not in out["what"]
 
 
-def test_cuda_workers_are_left_unconfined_and_the_run_says_so():
-    """Under the sandbox every CUDA worker failed at its first CUDA call on an H100: a GPU run must
-    not claim a protection it does not have (CPU runs stay confined)."""
-    import types
-
-    from mkbench.engine.runner import CUDA_UNCONFINED, Runner
-    on = types.SimpleNamespace(confine=True)
-    gpu = types.SimpleNamespace(opt=on, _device_kind="cuda")
-    gpu._confining = types.MethodType(Runner._confining, gpu)
-    cpu = types.SimpleNamespace(opt=on, _device_kind="cpu")
-    cpu._confining = types.MethodType(Runner._confining, cpu)
-    assert not gpu._confining() and cpu._confining()
-    assert Runner.confinement(gpu) == CUDA_UNCONFINED and CUDA_UNCONFINED.startswith("none: ")
-    assert Runner.confinement(cpu) != CUDA_UNCONFINED
-
-
 def _in_confined_child(body) -> dict:
     """Run ``body()`` (a dict of outcomes) in a forked child; return what it returned."""
     import json
@@ -393,13 +377,14 @@ def test_without_the_task_grant_a_worker_may_not_name_its_threads(tmp_path):
 
 @pytest.mark.skipif(os.uname().machine not in sandbox._SYSCALLS, reason="no seccomp filter for this machine")
 @pytest.mark.parametrize("mode, made, connected", [
-    (None, "PermissionError: [Errno 1] Operation not permitted", None),
+    (None, "ok", "FileNotFoundError: [Errno 2] No such file or directory"),  # the default: no-connect
+    ("deny", "PermissionError: [Errno 1] Operation not permitted", None),
     ("EAFNOSUPPORT", "OSError: [Errno 97] Address family not supported by protocol", None),
     ("allow", "ok", "ok"),
-    ("no-connect", "ok", "FileNotFoundError: [Errno 2] No such file or directory"),
 ])
 def test_seccomp_unix_socket_rule(tmp_path, mode, made, connected):
-    """The Unix socket rule's variants (sandbox.UNIX_SOCKET; the default is unchanged: EPERM)."""
+    """The socket rule's variants (sandbox.UNIX_SOCKET; the default, no-connect, is the one under which
+    the CUDA driver starts: reports/2026-11-27-confinement)."""
     import socket
     address = str(tmp_path / "listener")
     listener = socket.socket(socket.AF_UNIX)
@@ -420,6 +405,7 @@ def test_seccomp_unix_socket_rule(tmp_path, mode, made, connected):
             out["connected"] = "ok"
         except OSError as exc:
             out["connected"] = f"{type(exc).__name__}: {exc}"
+            out["hack"] = sandbox.denied_hack(exc)
         out["pair"] = "ok" if len(socket.socketpair()) == 2 else "?"  # never refused: it reaches nothing
         return out
 
@@ -428,6 +414,8 @@ def test_seccomp_unix_socket_rule(tmp_path, mode, made, connected):
     finally:
         listener.close()
     assert out.get("said") == ("seccomp" if mode is None else f"seccomp (Unix sockets: {mode})"), out
+    if mode is None:  # the filter's ENOENT says which call it stopped: a connect is hack evidence
+        assert "connect a socket" in (out.get("hack") or "")
     assert out["made"] == made and out.get("connected") == connected
     assert out.get("pair", "ok") == "ok"
 

@@ -33,14 +33,6 @@ from .rows import rows_for, skipped_rows
 HEARTBEAT_S = 5.0
 
 
-#: Candidate workers on a GPU are not confined yet: under the sandbox (subreaper, Landlock, no
-#: capabilities, seccomp) every CUDA worker failed at its first CUDA call ("Unexpected error from
-#: cudaGetDeviceCount") on an H100 (reports/2026-11-27-engine, device call 6). Until the cause is
-#: found, a GPU run says so instead of claiming a protection it does not have.
-CUDA_UNCONFINED = ("none: not yet on CUDA workers (under the sandbox they could not open the GPU on an H100, "
-                   "reports/2026-11-27-engine)")
-
-
 @dataclass
 class RunOptions:
     backend: str = "triton"
@@ -255,15 +247,10 @@ class Runner:
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
 
-    def _confining(self) -> bool:
-        return bool(self.opt.confine) and getattr(self, "_device_kind", None) != "cuda"
-
     def confinement(self) -> str:
         """What confines the candidate workers, in one line (the run's env["engine"]["confinement"])."""
         if not self.opt.confine:
             return "none: --no-confine"
-        if not self._confining():
-            return CUDA_UNCONFINED
         from .. import sandbox
         return sandbox.support()
 
@@ -272,7 +259,7 @@ class Runner:
 
     def _settings(self, run) -> EvalSettings:
         # what the workers may not touch: a denied attempt on these is a hack (mkbench.sandbox.denied_hack)
-        confine = {"store": str(self.store.path), "logs": str(self._log_dir())} if self._confining() else None
+        confine = {"store": str(self.store.path), "logs": str(self._log_dir())} if self.opt.confine else None
         return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
                             limits=self.opt.limits, time_roles=tuple(self.opt.time_roles),
                             worker_memory_mb=self.opt.worker_memory_mb, confine=confine)
