@@ -49,11 +49,19 @@ def run(label: str, tree: Path, out: Path, args: list[str], limit: float) -> dic
     with open(out / f"{label}.log", "w") as log:
         log.write("$ " + " ".join(cmd) + "\n")
         log.flush()
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=dest)
         try:
-            code = subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, timeout=limit,
-                                  cwd=dest).returncode
+            code = proc.wait(timeout=limit)
         except subprocess.TimeoutExpired:
-            code = None  # the store keeps what finished
+            # SIGTERM, as a user's Ctrl-C: the run records its engine clock (timing phases included)
+            # as it stops; the store keeps what finished
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            code = None
     wall = time.monotonic() - t
     print(f"{label}: exit {code}, {wall:.0f} s", flush=True)
     return {"label": label, "exit": code, "wall_s": round(wall, 1), **measure(store)}
@@ -67,8 +75,10 @@ def measure(store: Path) -> dict:
     s = Store(store)
     try:
         rows = s.results()
+        runs = s.runs() if hasattr(s, "runs") else []
     finally:
         s.close()
+    sessions = [sess for r in runs for sess in (getattr(r, "env", None) or {}).get("engine_clock", {}).get("sessions", [])]
     clocks = unit_clocks(rows)
     cand = [c for c in clocks if not c.baseline]
     every, candidates = totals(clocks), totals(cand)
@@ -90,6 +100,9 @@ def measure(store: Path) -> dict:
         "trace_seconds_per_unit": round(candidates["trace_seconds"] / len(cand), 3) if cand else None,
         "trace_overhead_seconds_per_unit": round(candidates["trace_overhead_seconds"] / len(cand), 3) if cand else None,
         "unit_seconds_mean": round(busy / len(clocks), 3) if clocks else None,
+        # the device's timing phases (how many, seconds draining the checks in flight, seconds held), as
+        # the run recorded them when it stopped (absent where it was killed before it could)
+        "timing_phases": next((sess["timing"] for sess in reversed(sessions) if "timing" in sess), None),
     }
 
 
