@@ -78,7 +78,8 @@ def measure(store: Path) -> dict:
         runs = s.runs() if hasattr(s, "runs") else []
     finally:
         s.close()
-    sessions = [sess for r in runs for sess in (getattr(r, "env", None) or {}).get("engine_clock", {}).get("sessions", [])]
+    sessions = [sess for r in runs
+                for sess in (getattr(r, "env", None) or {}).get("engine_clock", {}).get("sessions", [])]
     clocks = unit_clocks(rows)
     cand = [c for c in clocks if not c.baseline]
     every, candidates = totals(clocks), totals(cand)
