@@ -75,11 +75,10 @@ def measure(store: Path) -> dict:
     s = Store(store)
     try:
         rows = s.results()
-        runs = s.runs() if hasattr(s, "runs") else []
+        runs = s.runs()
     finally:
         s.close()
-    sessions = [sess for r in runs
-                for sess in (getattr(r, "env", None) or {}).get("engine_clock", {}).get("sessions", [])]
+    sessions = [sess for r in runs for sess in (r.env or {}).get("engine_clock", {}).get("sessions", [])]
     clocks = unit_clocks(rows)
     cand = [c for c in clocks if not c.baseline]
     every, candidates = totals(clocks), totals(cand)

@@ -173,6 +173,27 @@ def test_a_unit_coming_back_from_timing_takes_a_lane_before_a_new_unit():
     assert [k for k, _ in order] == ["back", "new"]
 
 
+def test_units_not_started_take_a_lane_in_the_order_they_were_handed_over():
+    pool = LanePool([_Lane("a")])
+    tickets = [pool.ticket() for _ in range(3)]  # handed to the device in plan order
+    first = pool.take()
+    served = []
+
+    def start(k):
+        lane = pool.take(ticket=tickets[k])
+        served.append(k)
+        pool.give(lane)
+
+    threads = [threading.Thread(target=start, args=(k,)) for k in (2, 0, 1)]  # their threads ask out of order
+    for t in threads:
+        t.start()
+        time.sleep(0.05)
+    pool.give(first)
+    for t in threads:
+        t.join(5)
+    assert served == [0, 1, 2]
+
+
 def test_units_timed_without_holding_a_lane_keep_their_verdicts(tmp_path, cli):
     kept, queued = tmp_path / "kept.sqlite", tmp_path / "queued.sqlite"
     _run(cli, kept, "--lanes", "1", "--timing-queue", "0", "--seed", "7")

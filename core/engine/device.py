@@ -12,6 +12,8 @@ reference) fits next to the units already running.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import threading
 import time
 from contextlib import contextmanager
@@ -125,22 +127,39 @@ def default_timing_queue(lanes: int) -> int:
 
 class LanePool:
     """The device's free lanes. A unit coming back from its timing hold is served before a unit
-    that has not started: it holds a worker and memory, and it ends sooner."""
+    that has not started: it holds a worker and memory, and it ends sooner. Units not started are
+    served in the order of their tickets (:meth:`ticket`, taken as they are handed to the device,
+    in plan order), not in whatever order their threads happen to ask: a task's baseline and its
+    candidate then run near each other, and one lane runs the plan in order."""
 
     def __init__(self, lanes: list[Lane]):
         self._free = list(reversed(lanes))
         self._cond = threading.Condition()
         self._returning = 0
+        self._tickets = itertools.count()
+        self._waiting: list[int] = []  # tickets of the units not started that wait for a lane (a heap)
 
-    def take(self, returning: bool = False) -> Lane:
+    def ticket(self) -> int:
+        return next(self._tickets)
+
+    def take(self, returning: bool = False, ticket: int | None = None) -> Lane:
         with self._cond:
-            self._returning += returning
+            if returning:
+                self._returning += 1
+            else:
+                ticket = self.ticket() if ticket is None else ticket
+                heapq.heappush(self._waiting, ticket)
             try:
-                while not self._free or (self._returning and not returning):
+                while not self._free or (not returning and (self._returning or self._waiting[0] != ticket)):
                     self._cond.wait()
                 return self._free.pop()
             finally:
-                self._returning -= returning
+                if returning:
+                    self._returning -= 1
+                else:
+                    self._waiting.remove(ticket)
+                    heapq.heapify(self._waiting)
+                self._cond.notify_all()  # the next ticket may take a lane still free
 
     def give(self, lane: Lane) -> None:
         with self._cond:
@@ -152,9 +171,9 @@ class Lease:
     """The lane a unit holds, given up while the unit waits for and takes its timing hold
     (:meth:`away`), and taken back (whichever lane is free first) for the checks after it."""
 
-    def __init__(self, pool: LanePool, parked: set):
+    def __init__(self, pool: LanePool, parked: set, ticket: int | None = None):
         self.pool, self.parked = pool, parked
-        self.lane: Lane | None = pool.take()
+        self.lane: Lane | None = pool.take(ticket=ticket)
 
     @contextmanager
     def away(self, worker, judge_timeout: float):
@@ -248,8 +267,14 @@ class Device:
     def exclusive(self):
         return self._lock.exclusive()
 
-    def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> Observation:
-        lease = Lease(self._pool, self._parked)
+    def ticket(self) -> int:
+        """The unit's place in the queue for a lane: take it when handing the unit to the device, in plan
+        order (without one, a unit queues when its evaluation starts)."""
+        return self._pool.ticket()
+
+    def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str],
+                 ticket: int | None = None) -> Observation:
+        lease = Lease(self._pool, self._parked, ticket)
         try:
             lane = lease.lane
             prewarm = None

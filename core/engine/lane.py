@@ -137,7 +137,6 @@ class Lane:
         return rec.freeze()
 
 
-
 @contextmanager
 def _away(lease, run: steps.UnitRun, judge_timeout: float) -> Iterator[None]:
     """The unit without a lane while it waits for and takes its timing hold; afterwards its checks use

@@ -116,4 +116,5 @@ class LocalExecutor:
         device = min(self.devices, key=lambda d: self._load[d.name])
         self._load[device.name] += 1
         unit.device_name = device.name
-        return lanes[device.name].submit(device.evaluate, unit, self.settings, self.log_path(unit), self.unit_env(unit))
+        return lanes[device.name].submit(device.evaluate, unit, self.settings, self.log_path(unit), self.unit_env(unit),
+                                         device.ticket())  # here, in plan order: the lane goes to the earliest

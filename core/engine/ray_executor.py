@@ -27,11 +27,12 @@ from .settings import EvalSettings
 
 class _DeviceActor:
     def __init__(self, kind: str, lanes: int, env: dict, modules: tuple, memory_bytes: int | None, label: str,
-                 timing_batch: int | None = None, timing_queue: int | None = None):
+                 timing_batch: int | None = None, timing_queue: int | None = None,
+                 timing_gather_s: float | None = None):
         from . import procs
         from .device import Device
         procs.context(modules, {"TRITON_INTERPRET": "1" if kind == "cpu" else "0"})
-        self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch, timing_queue)
+        self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch, timing_queue, timing_gather_s)
         self.device.name = label
 
     def evaluate(self, unit: Unit, settings: EvalSettings, log_path, env: dict) -> Observation:
@@ -77,7 +78,7 @@ class RayExecutor:
         # a call per unit in flight (its lanes' and those waiting to be timed without one), and the state calls
         actor = ray.remote(num_cpus=1, max_concurrency=lanes + queue + 2, **resources)(_DeviceActor)
         self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}", options.timing_batch,
-                                    options.timing_queue) for i in range(count)]
+                                    options.timing_queue, options.timing_gather_s) for i in range(count)]
         self.load = [0] * count
         self._actor_of: dict = {}
         self._states: list[str] = []

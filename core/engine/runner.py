@@ -153,7 +153,6 @@ class Runner:
         finally:
             starter.join()
         hw = resolve_profile(opt.hw, self.reg.hardware, probe)
-        self._device_kind = hw.device
         units = Planner(self.reg, opt).plan(hw)
         config = opt.config(hw.name)
         config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
