@@ -35,11 +35,13 @@ class Judgement:
     max_abs_err: float | None = None
     max_rel_err: float | None = None
     note: str = ""  # how the verdict was reached, where it differs from the contract's description
+    #: what the verdict did not rest on but a reader should see (outputs moved between devices to be compared)
+    warning: str = ""
 
     def as_dict(self) -> dict:
         return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err,
                 "max_rel_err": self.max_rel_err,
-                "note": self.note}
+                "note": self.note, "warning": self.warning}
 
 
 KEEP_RESERVED_BYTES = 4 * 2**30  # what a judge's allocator may keep between checks (freeing costs re-allocating)
@@ -124,10 +126,12 @@ class Judge:
         problem, expected = self.structure_problem(task, shape, dtype_name, pristine, outputs)
         if problem:
             return Judgement(False, problem)
+        warning = ""
         if task.harness_in_call:
             # An imported harness collects results inside the call, wherever it likes (KernelBench-X
             # moves the reference's to the host): its outputs are compared by value, as it compares
-            # them, on the reference's device.
+            # them, on the reference's device. The move is said beside the verdict, not in it.
+            warning = device_moved_warning(outputs, expected) or ""
             outputs = tuple(o.to(e[2]) if o.device.type != e[2] else o for o, e in zip(outputs, expected))
         contract = task.contract
         cache: dict = {}
@@ -150,7 +154,7 @@ class Judge:
             return Judgement(False, f"re-running the candidate for the contract failed: {exc}")
         if self.device == "cuda":
             torch.cuda.synchronize()
-        return Judgement(bool(res.ok), res.message, res.max_abs_err, res.max_rel_err, cache.get("note", ""))
+        return Judgement(bool(res.ok), res.message, res.max_abs_err, res.max_rel_err, cache.get("note", ""), warning)
 
     def _reference(self, task: Task, pristine: tuple, precision: torch.dtype | None,
                    dtype_name: str) -> tuple[tuple, str]:
@@ -175,6 +179,19 @@ def _structure_of(task: Task, pristine: tuple) -> tuple:
     with torch.no_grad():
         out = normalize(task.reference(*clone_args(pristine)))
     return tuple((tuple(o.shape), o.dtype, o.device.type) for o in out)
+
+
+def device_moved_warning(outputs: tuple, expected: tuple) -> str | None:
+    """For a task whose harness collects its results in the call (``Task.harness_in_call``): which
+    outputs came back on another device type than the reference's (``expected``: (shape, dtype,
+    device type) per output), or None. Not a problem (the harness may put them anywhere, and they
+    are compared by value on the reference's device), but worth seeing on the row: a candidate that
+    hands back host tensors where the reference's are on the GPU pays a copy inside its timed call."""
+    moved = [f"output[{i}] on {o.device.type}, the reference's on {e[2]}"
+             for i, (o, e) in enumerate(zip(outputs, expected)) if o.device.type != e[2]]
+    if not moved:
+        return None
+    return "; ".join(moved) + ": moved to the reference's device and compared by value"
 
 
 def structure_problem(out: tuple, expected: tuple, any_device: bool = False) -> str | None:

@@ -89,6 +89,7 @@ class ComboObservation:
     tamper: str | None = None               # tampering seen by the worker in a checked call
     backend_violation: str | None = None    # the backend's runtime check, at any step
     judge_note: str | None = None           # what the judge said beside its verdict
+    judge_warning: str | None = None        # what the judge saw and the verdict does not count (devices moved)
     decoy: Decoy | None = None
     timing: Timing = field(default_factory=Timing)
     after: AfterTiming = field(default_factory=AfterTiming)

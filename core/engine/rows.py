@@ -204,7 +204,8 @@ def _fill(unit: Unit, r: dict, c: ComboObservation, own, policy: Policy, timed: 
         if c.after.fresh and status == Verdict.CORRECT:
             status, message = Verdict.INCORRECT, c.after.fresh
             r["correct_status"] = "incorrect"
-    for key, said in (("judge_note", c.judge_note), ("unchecked", c.after.unchecked)):
+    for key, said in (("judge_note", c.judge_note), ("judge_warning", c.judge_warning),
+                      ("unchecked", c.after.unchecked)):
         if said:  # what the verdict did not rest on: said with it
             r["extra"][key] = said
     if unit.backend.is_baseline:

@@ -95,6 +95,8 @@ def correctness(run: UnitRun) -> list[Combo]:
                 verdict = judge_ran(run, shape, dtype, seed, ran)
             if verdict.get("note"):
                 rec.note(shape, dtype, judge_note=verdict["note"])
+            if verdict.get("warning"):
+                rec.note(shape, dtype, judge_warning=verdict["warning"])
             if not verdict["ok"]:
                 status, message = CheckStatus.INCORRECT, f"seed {k}: {verdict['message']}"
                 errs = (verdict.get("max_abs_err"), verdict.get("max_rel_err"))
