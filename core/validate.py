@@ -49,6 +49,35 @@ class TaskValidation:
     def ok(self) -> bool:
         return not self.problems
 
+    def counts(self) -> dict[str, int]:
+        """The control counts a summary adds up (``mkbench validate --summary``)."""
+        return {"positive_controls": self.positives_run,
+                "positive_rejected": self.positives_run - self.positives_passed,
+                "negative_controls": self.controls_run,
+                "negative_accepted": self.controls_run - self.controls_rejected}
+
+
+def summary(done: list[tuple[str, str, TaskValidation, float]], device: str, complete: bool, **settings) -> dict:
+    """What ``mkbench validate --summary`` writes (a GPU report commits it as its summary.json):
+    totals, per category, and per task, over ``done`` ((task, category, outcome, seconds) of the
+    tasks finished so far); ``complete`` is False until the run has checked every task."""
+    totals = dict.fromkeys(("positive_controls", "positive_rejected", "negative_controls", "negative_accepted"), 0)
+    per_category: dict[str, dict[str, int]] = {}
+    detail = []
+    for name, category, v, seconds in done:
+        cat = per_category.setdefault(category, {"tasks": 0, "tasks_ok": 0, **dict.fromkeys(totals, 0)})
+        cat["tasks"] += 1
+        cat["tasks_ok"] += int(v.ok)
+        for key, n in v.counts().items():
+            totals[key] += n
+            cat[key] += n
+        detail.append({"task": name, "category": category, "ok": v.ok, "combos": v.combos,
+                       "seconds": round(seconds, 2), "problems": list(v.problems), "notes": list(v.notes),
+                       "out_of_memory": list(v.out_of_memory), **v.counts()})
+    return {"complete": complete, "device": device, "torch": torch.__version__, **settings,
+            "tasks": len(done), "tasks_ok": sum(1 for d in done if d[2].ok), **totals,
+            "per_category": dict(sorted(per_category.items())), "tasks_detail": detail}
+
 
 def _poison(t: torch.Tensor) -> torch.Tensor:
     """What an unwritten output holds in a poisoned allocation."""

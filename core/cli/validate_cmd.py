@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import platform
 import sys
+import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
+from pathlib import Path
 
 from tabulate import tabulate
 
@@ -14,7 +18,7 @@ from ..contracts import use_ieee_float32
 from ..errors import BadInput, MkbenchError
 from ..inputs import seed_for
 from ..plugins import build_registry
-from ..validate import VALIDATION_SEED, input_digest, validate_task
+from ..validate import VALIDATION_SEED, input_digest, summary, validate_task
 from .common import add_tasks_dir_option, use_tasks_dirs
 
 
@@ -40,6 +44,9 @@ def add_parser(sub) -> None:
                         "dtype: minutes over the whole suite)")
     p.add_argument("--jobs", type=int,
                    help="tasks validated in parallel, one process each (default: CPUs, at most 4; 1 on cuda)")
+    p.add_argument("--summary", type=Path, metavar="PATH",
+                   help="write the counts as JSON (a report's summary.json): rewritten as each task finishes, "
+                        "with \"complete\": false until the run is done, so a run cut short keeps what it did")
     add_tasks_dir_option(p)
 
 
@@ -83,7 +90,7 @@ def _print_line(name: str, v, seconds: float, prefix: str = "validated") -> None
           + "".join(f" (note: {n})" for n in v.notes), file=sys.stderr, flush=True)
 
 
-def _retry_out_of_memory(names: list[str], outcomes: list, task_args: tuple) -> list[str]:
+def _retry_out_of_memory(names: list[str], outcomes: list, task_args: tuple, done=lambda: None) -> list[str]:
     """Tasks a combination of which ran out of GPU memory while other tasks shared the GPU
     (``--jobs`` > 1 on cuda: six processes with large shapes did not fit in an H100's 80 GB),
     validated again after the parallel pool is done, one at a time in one process with the
@@ -101,6 +108,7 @@ def _retry_out_of_memory(names: list[str], outcomes: list, task_args: tuple) -> 
                            + ", ".join(outcomes[i][0].out_of_memory) + ")")
             _print_line(names[i], v, seconds, prefix="retried alone")
             outcomes[i] = (v, seconds)
+            done()
     return [names[i] for i in todo]
 
 
@@ -121,6 +129,38 @@ def _free_gpu_cache() -> None:
         torch.cuda.empty_cache()
 
 
+def device_name(device: str) -> str:
+    """The device a summary names: the GPU's name on cuda, else the host's processor."""
+    if device == "cuda":
+        import torch
+        return torch.cuda.get_device_name()
+    return f"cpu: {platform.processor() or platform.machine()}"
+
+
+class _Summary:
+    """``--summary PATH``: rewritten whole after each task finishes (a temporary file in the same
+    folder, then os.replace: a reader, or a run killed mid-write, never sees half a file)."""
+
+    def __init__(self, path: Path | None, tasks: list, outcomes: list, **settings):
+        self.path, self.tasks, self.outcomes, self.settings = path, tasks, outcomes, settings
+
+    def write(self, complete: bool = False) -> None:
+        if self.path is None:
+            return
+        done = [(t.name, t.category, *o) for t, o in zip(self.tasks, self.outcomes) if o is not None]
+        text = json.dumps(summary(done, complete=complete, **self.settings), indent=2) + "\n"
+        folder = self.path.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
 def run(args) -> int:
     use_tasks_dirs(args)
     reg = build_registry()
@@ -136,14 +176,19 @@ def run(args) -> int:
     jobs = args.jobs or (min(4, os.cpu_count() or 1) if args.device == "cpu" else 1)
     # Always in other processes (spawned), so that the inputs can be compared with this one's.
     task_args = (args.device, roles, seeds, args.with_compile)
+    outcomes: list = [None] * len(names)  # (TaskValidation, seconds) per task, as each finishes
+    report = _Summary(getattr(args, "summary", None), tasks, outcomes, device=device_name(args.device),
+                      device_kind=args.device, shape_roles=list(roles), seeds=seeds, with_compile=args.with_compile)
     with _pool(max(1, jobs)) as pool:
-        outcomes = []
-        for name, (v, seconds) in zip(names, pool.map(_validate_one, names,
-                                                      *(([x] * len(names)) for x in task_args))):
+        futures = {pool.submit(_validate_one, name, *task_args): i for i, name in enumerate(names)}
+        for future in as_completed(futures):
+            i = futures[future]
+            v, seconds = future.result()
             # one line per task as it is done: a long run on a GPU that is cut short keeps what it found
-            _print_line(name, v, seconds)
-            outcomes.append((v, seconds))
-    retried = _retry_out_of_memory(names, outcomes, task_args)
+            _print_line(names[i], v, seconds)
+            outcomes[i] = (v, seconds)
+            report.write()
+    retried = _retry_out_of_memory(names, outcomes, task_args, report.write)
     # With the workers' one thread: CPU elementwise kernels split their work by thread, and the
     # vectorized and scalar paths may round the last bit differently at the split points (exp2 on
     # awkward sizes did). The engine's worker and judge run with equal thread counts.
@@ -167,6 +212,7 @@ def run(args) -> int:
           f"{total_rejected}/{total_run} negative controls rejected")
     if retried:
         print(f"retried alone after running out of GPU memory in parallel: {', '.join(retried)}")
+    report.write(complete=True)  # with the problems the input check in this process added
     for v, _ in outcomes:
         for n in v.notes:
             print(f"note: {v.task}: {n}")
