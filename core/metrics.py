@@ -1,4 +1,4 @@
-"""Numbers derived from measurements, defined once: a speedup, the geometric mean, and a
+"""Numbers derived from measurements, defined once: a speedup, the geometric mean, the median, and a
 candidate's summary over its rows. The store keeps raw measurements (its speedup columns, kept for
 the readers of existing stores, are computed with :func:`speedup`); the CLI's end-of-run summary
 (:mod:`mkbench.summary`) and the report (:mod:`mkbench.analysis`) take their derived numbers from
@@ -34,6 +34,16 @@ def geomean(values: Iterable[float | None]) -> float | None:
     None when there are none."""
     kept = [float(v) for v in values if _positive(v)]
     return math.exp(sum(math.log(v) for v in kept) / len(kept)) if kept else None
+
+
+def median(values: Iterable[float | None]) -> float | None:
+    """Median of the positive, finite values (None, NaN and zeros are no measurement), e.g. of
+    per-task speedups; None when there are none."""
+    kept = sorted(float(v) for v in values if _positive(v))
+    if not kept:
+        return None
+    mid = len(kept) // 2
+    return kept[mid] if len(kept) % 2 else (kept[mid - 1] + kept[mid]) / 2
 
 
 def _positive(x: Any) -> bool:
@@ -98,4 +108,4 @@ def summarize_candidate(rows: Iterable[Mapping[str, Any]]) -> CandidateSummary:
                             framework_share=max(shares) if shares else None)
 
 
-__all__ = ["CandidateSummary", "geomean", "speedup", "summarize_candidate", "worst_verdict"]
+__all__ = ["CandidateSummary", "geomean", "median", "speedup", "summarize_candidate", "worst_verdict"]

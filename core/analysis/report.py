@@ -23,7 +23,9 @@ Sections, in report order:
   ``score_default``) next to mkbench's, where the candidates carry them;
 * ``difficulty``: the binomial GLM of correctness, unsolved shares, hardest tasks;
 * ``hardware``: cross-hardware speedup variance;
-* ``backends``: cross-backend portability and side compile checks;
+* ``backends``: cross-backend portability (:mod:`mkbench.analysis.portability`: headline, per-backend
+  pass counts and median speedups over eager, the task x backend matrix, the cells more than 2x
+  slower than eager with the reason) and side compile checks;
 * ``detail``: every (task, shape, dtype) row with its times: long, so `mkbench report` writes it
   to a file of its own unless asked otherwise.
 
@@ -35,6 +37,7 @@ store adds pass through; fields rows may lack (``extra["framework_share"]``,
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -47,6 +50,7 @@ from . import plots
 from .dataset import ResultSet
 from .difficulty import difficulty_analysis
 from .document import Document
+from .portability import SLOW, TIMER_MEANING, Portability, portability
 from .rates import FAST_P, attempt_table, rates_table
 from .variance import cross_backend, cross_hardware, paired_speedups
 
@@ -84,8 +88,9 @@ class _Context:
     """What several sections share, computed once."""
 
     def __init__(self, results: ResultSet, profiles: dict[str, HardwareProfile], roles: tuple[str, ...],
-                 glm_baselines: bool | None, plots_on: bool):
+                 glm_baselines: bool | None, plots_on: bool, reference_dirs: dict[str, Path] | None = None):
         self.results, self.profiles, self.roles = results, profiles, roles
+        self.reference_dirs = reference_dirs or {}
         self.glm_baselines, self.plots_on = glm_baselines, plots_on
         self.attempts = attempt_table(results, profiles, roles)
 
@@ -115,17 +120,6 @@ def integrity_header(doc: Document, results: ResultSet) -> None:
 
 
 # --- environment ------------------------------------------------------------------------------
-
-# What each timer's span holds, so a reader can tell which speedups compare like with like.
-TIMER_MEANING = {
-    "cuda_event": "CUDA events around each call",
-    "cuda_graph": "CUDA events around CUDA-graph replays",
-    "opencl-profiling-events": "OpenCL profiling events (include waits for the host)",
-    "device-sync-host-clock": "host clock to a device-wide sync (includes dispatch)",
-    "perf_counter": "host clock (CPU)",
-    "host-clock": "host clock (CPU)",
-}
-
 
 def environment_section(doc: Document, ctx: _Context) -> None:
     results = ctx.results
@@ -432,18 +426,107 @@ def backends_section(doc: Document, ctx: _Context) -> None:
     if port.empty or port["backends"].max() < 2:
         doc.p("Only one kernel backend is present per profile in these runs: nothing to compare across backends yet.")
     else:
-        cols = [c for c in port.columns if c not in ("hw", "category", "task", "backends", "portable", "compile_only")]
-        doc.p(f"{int(port['portable'].sum())}/{len(port)} (task, profile) pairs are correct on every backend that ran "
-              "(and compiled on every backend that can only compile on that profile).")
-        doc.table(["hw", "category", "task", *cols, "portable"],
-                  [[r["hw"], r["category"], r["task"], *[r.get(c) if isinstance(r.get(c), str) else "-" for c in cols],
-                    ("yes" + (f" ({r['compile_only']} compile-only)" if r["compile_only"] else "")) if r["portable"]
-                    else "no"]
-                   for _, r in port.iterrows()])
+        matrices = portability(ctx.results, ctx.profiles, ctx.roles, ctx.reference_dirs, ctx.attempts)
+        for m in matrices:
+            if len(m.backends) < 2:
+                continue
+            if len(matrices) > 1:
+                doc.h3(f"{m.hw}: {m.device}")
+            portability_blocks(doc, m, portable=port[port["hw"] == m.hw])
     _side_checks(doc, ctx.rows)
     if ctx.plots_on:
         doc.img(plots.roofline_chart(ctx.attempts, ctx.profiles), "roofline",
                 "Roofline: achieved TFLOP/s of correct kernels (large shapes)")
+
+
+def _x(x: Any) -> str:
+    x = _number(x)
+    return f"{x:.2f}x" if x is not None else "-"
+
+
+def portability_headline(m: Portability) -> list[str]:
+    """The headline and findings of a portability matrix, one paragraph each, numbers first."""
+    pb = m.per_backend
+    roles = ", ".join(m.roles) or "all"
+    ranked = pb.assign(_m=pb["median_speedup_eager"].astype(float)).sort_values("_m", ascending=False,
+                                                                                 na_position="last")
+    lines = [f"{len(m.backends)} backends on {m.device} (profile {m.hw}), each task against the eager baseline of "
+             f"the same run. Correct on every shape and dtype: "
+             + ", ".join(f"{r.backend} {r.correct}/{r.tasks}" for r in pb.itertuples(index=False))
+             + f". Median per-task speedup over eager ({roles} shapes): "
+             + ", ".join(f"{r.backend} {_x(r.median_speedup_eager)}" for r in ranked.itertuples(index=False))
+             + f". {len(m.slow)} cell(s) more than {1 / SLOW:g}x slower than eager (listed below, with the reason)."]
+    findings = []
+    timed = ranked[ranked["_m"].notna()]
+    if len(timed) >= 2:
+        top, bottom = timed.iloc[0], timed.iloc[-1]
+        findings.append(f"Fastest median: {top['backend']} ({_x(top['_m'])}, {_x(top['slowest_speedup'])} on "
+                        f"{top['slowest']} to {_x(top['fastest_speedup'])} on {top['fastest']}); slowest median: "
+                        f"{bottom['backend']} ({_x(bottom['_m'])}).")
+    tasks = m.cells["task"].nunique()
+    if len(m.common_tasks) < tasks:
+        findings.append(f"The backends' task sets differ: {len(m.common_tasks)} of {tasks} tasks have a speedup on "
+                        "every backend; medians over those alone compare like with like: "
+                        + ", ".join(f"{r.backend} {_x(r.median_common)}" for r in pb.itertuples(index=False)) + ".")
+    others = [f"{r.backend} by {_timer_words(r.timer)}" for r in pb.itertuples(index=False)
+              if r.timer and m.eager_timer and r.timer != m.eager_timer]
+    if others:
+        findings.append(f"Timers differ from eager's ({_timer_words(m.eager_timer)}): " + "; ".join(others)
+                        + ". Those speedups compare different spans.")
+    unmeasured = m.cells[m.cells["speedup_eager"].isna()]
+    if len(unmeasured):
+        why = unmeasured["note"].fillna("").str.split(":").str[0].value_counts()
+        findings.append(f"{len(unmeasured)} cell(s) have no speedup: "
+                        + ", ".join(f"{n} {reason}" for reason, n in why.items()) + ".")
+    for note in m.notes:
+        findings.append(f"Note: {note}.")
+    return lines + findings
+
+
+def _timer_words(timers: str) -> str:
+    return "; ".join(TIMER_MEANING.get(t, t) for t in str(timers).split("; "))
+
+
+def portability_blocks(doc: Document, m: Portability, portable: pd.DataFrame | None = None) -> None:
+    """Headline and findings, the per-backend table, the task x backend matrix, the slow cells."""
+    for line in portability_headline(m):
+        doc.p(line)
+    pb = m.per_backend
+    differ = len(m.common_tasks) < m.cells["task"].nunique()
+    doc.table(["backend", "tasks", "correct", "rows correct (shape x dtype)", "median vs eager",
+               *(["median, common tasks"] if differ else []), "geomean vs eager", "slowest", "fastest", "timer"],
+              [[r.backend, r.tasks, r.correct, f"{r.rows_correct}/{r.rows}", _x(r.median_speedup_eager),
+                *([_x(r.median_common)] if differ else []), _x(r.geomean_speedup_eager),
+                f"{r.slowest} {_x(r.slowest_speedup)}" if r.slowest else "-",
+                f"{r.fastest} {_x(r.fastest_speedup)}" if r.fastest else "-", r.timer or "-"]
+               for r in pb.itertuples(index=False)])
+    doc.p("Task x backend: the verdict over every evaluated shape and dtype (rows correct), and the speedup over "
+          f"eager (geometric mean over the {', '.join(m.roles) or 'all'} shapes, only where every row is correct); "
+          "'-' with the reason where nothing was measured. Portable: correct on every backend that ran the task.")
+    done = set(portable["task"][portable["portable"]]) if portable is not None and len(portable) else set()
+    table = []
+    for (category, task), g in m.cells.groupby(["category", "task"], sort=True):
+        by = {r.backend: r for r in g.itertuples(index=False)}
+        table.append([task, category, *[_matrix_cell(by[b]) if b in by else "-" for b in m.backends],
+                      "yes" if task in done else "no"])
+    doc.table(["task", "category", *m.backends, "portable"], table)
+    doc.h3(f"More than {1 / SLOW:g}x slower than eager")
+    if m.slow.empty:
+        doc.p(f"No cell is more than {1 / SLOW:g}x slower than eager.")
+    else:
+        doc.p("Each reason is what the rows say: the timer against eager's, where the time sits on the profile's "
+              "roofline next to eager's share on the same shapes, host-bound samples, and any limitation the kernel "
+              "declares (`LIMITATION` in the measured source).")
+        doc.table(["task", "backend", "vs eager", "reason"],
+                  [[r.task, r.backend, _x(r.speedup_eager), r.reason] for r in m.slow.itertuples(index=False)])
+
+
+def _matrix_cell(c: Any) -> str:
+    if c.verdict is None or c.verdict == Verdict.MISSING:
+        return f"- ({c.note})"
+    head = f"{c.verdict} {c.correct_count}"
+    return f"{head}, {_x(c.speedup_eager)}" if c.speedup_eager is not None and not pd.isna(c.speedup_eager) \
+        else f"{head}, - ({_cell(c.note, 60)})"
 
 
 def _side_checks(doc: Document, rows: pd.DataFrame) -> None:
@@ -501,14 +584,17 @@ BUILDERS: dict[str, Callable[[Document, _Context], None]] = {
 
 def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title: str = "mkbench report",
                  roles: tuple[str, ...] = ("large",), sections: tuple[str, ...] = MAIN_SECTIONS,
-                 glm_baselines: bool | None = None, plots_on: bool = True) -> Document:
-    """The report over ``results`` with the named ``sections`` (in :data:`SECTIONS` order)."""
+                 glm_baselines: bool | None = None, plots_on: bool = True,
+                 reference_dirs: dict[str, Path] | None = None) -> Document:
+    """The report over ``results`` with the named ``sections`` (in :data:`SECTIONS` order).
+    ``reference_dirs`` (backend -> its reference kernels' folder) lets the portability section find
+    a limitation a reference declares when the stored source path is not on this machine."""
     unknown = sorted(set(sections) - set(SECTIONS))
     if unknown:
         raise ValueError(f"unknown report section(s) {', '.join(unknown)} (known: {', '.join(SECTIONS)})")
     doc = Document(title)
     integrity_header(doc, results)
-    ctx = _Context(results, profiles, roles, glm_baselines, plots_on)
+    ctx = _Context(results, profiles, roles, glm_baselines, plots_on, reference_dirs)
     for name in SECTIONS:
         if name not in sections:
             continue
@@ -519,4 +605,5 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
     return doc
 
 
-__all__ = ["MAIN_SECTIONS", "SECTIONS", "build_report", "integrity_header"]
+__all__ = ["MAIN_SECTIONS", "SECTIONS", "build_report", "integrity_header", "portability_blocks",
+           "portability_headline"]

@@ -1,9 +1,14 @@
 """`mkbench analyze`: the analyses as tables on standard output (Markdown), without plots: the
-report builder's sections, one group or all."""
+report builder's sections, one group or all; 'portability': the task x backend matrix against
+eager per profile (headline, per-backend table, slow cells), with --json writing its summary."""
 
 from __future__ import annotations
 
-from .report_cmd import add_selection_args, load, runs_of, stores_of
+import json
+from pathlib import Path
+
+from ..errors import BadInput
+from .report_cmd import add_selection_args, load, reference_dirs, runs_of, stores_of
 
 #: `mkbench analyze WHAT` -> report sections (the run environments always come first)
 GROUPS = {"all": ("rates", "verdicts", "recorded", "difficulty", "hardware", "backends"),
@@ -13,22 +18,56 @@ GROUPS = {"all": ("rates", "verdicts", "recorded", "difficulty", "hardware", "ba
 
 def add_parser(sub) -> None:
     p = sub.add_parser("analyze", help="rates, fast_p, verdicts, difficulty GLM, cross-hardware and cross-backend "
-                                       "analyses; 'engine': where each run's time went")
-    p.add_argument("what", nargs="?", choices=[*GROUPS, "engine"], default="all")
+                                       "analyses; 'engine': where each run's time went; 'portability': every "
+                                       "backend's kernels against eager, task by task")
+    p.add_argument("what", nargs="?", choices=[*GROUPS, "engine", "portability"], default="all")
     add_selection_args(p)
     p.add_argument("--glm-baselines", action="store_true",
                    help="count the eager and torch.compile baselines as methods in the GLM")
+    p.add_argument("--json", type=Path, dest="json_out",
+                   help="portability: also write the per-backend summary (tasks, correct, median speedup over "
+                        "eager, per backend; the device) here")
+    p.add_argument("--matrix", action="store_true", help="portability: print the task x backend matrix too")
 
 
 def run(args) -> int:
     if args.what == "engine":
         return engine(args)
+    if args.what == "portability":
+        return portability(args)
+    if args.json_out:
+        raise BadInput("--json goes with `mkbench analyze portability`")
     from ..analysis.report import build_report
     results, profiles = load(args)
     doc = build_report(results, profiles, title="mkbench analysis", roles=tuple(args.roles or ("large",)),
                        sections=("environment", *GROUPS[args.what]),
                        glm_baselines=True if args.glm_baselines else None, plots_on=False)
     print(doc.markdown())
+    return 0
+
+
+def portability(args) -> int:
+    """Per profile: the headline, the per-backend table and the slow cells (the matrix with
+    --matrix); --json: the summary, one profile's at the top level, several under ``profiles``."""
+    from ..analysis.document import Document
+    from ..analysis.portability import portability as matrices
+    from ..analysis.report import portability_blocks
+    results, profiles = load(args)
+    found = matrices(results, profiles, tuple(args.roles or ("large",)), reference_dirs())
+    if not found:
+        raise BadInput("no candidate results to compare in the given stores")
+    for m in found:
+        doc = Document(f"Portability on {m.hw}: {m.device}")
+        portability_blocks(doc, m)
+        if not args.matrix:  # the task x backend table is long: only with --matrix
+            doc.blocks = [b for b in doc.blocks if not (b.kind == "table" and "portable" in b.headers)
+                          and not b.text.startswith("Task x backend")]
+        print(doc.markdown())
+    if args.json_out:
+        summaries = [m.summary() for m in found]
+        data = summaries[0] if len(summaries) == 1 else {"profiles": summaries}
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
 

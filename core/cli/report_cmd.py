@@ -76,6 +76,21 @@ def load(args):
     return (results.only_tasks(tasks) if tasks else results), build_registry().hardware
 
 
+def reference_dirs() -> dict[str, Path]:
+    """Each registered backend's folder of reference kernels (where a reference declares its
+    limitation, for the portability analysis)."""
+    from ..plugins import build_registry
+    out = {}
+    for name, backend in build_registry().backends.items():
+        try:
+            folder = backend.reference_dir()
+        except Exception:  # a plugin's backend: its folder is an extra, never a reason to fail a report
+            continue
+        if folder is not None:
+            out[name] = Path(folder)
+    return out
+
+
 def run(args) -> int:
     stores = stores_of(args)
     if args.format in ("html", "json") and not args.output:
@@ -98,7 +113,7 @@ def run(args) -> int:
     roles = tuple(args.roles or ("large",))
     inline = args.format == "html" or args.detail == "inline"
     doc = build_report(results, profiles, title=args.title, roles=roles,
-                       sections=MAIN_SECTIONS + (("detail",) if inline else ()))
+                       sections=MAIN_SECTIONS + (("detail",) if inline else ()), reference_dirs=reference_dirs())
     if args.format == "html":
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(doc.html())

@@ -1,6 +1,10 @@
 import numpy as np
 import pyopencl.array as cla
 
+# Read by `mkbench analyze portability` to explain a slow cell (never imported for it).
+LIMITATION = ("OpenCL C reaches no tensor cores: float16 and bfloat16 products run on SIMT FMA, "
+              "where cuBLAS uses mma")
+
 OPENCL_SOURCE = r"""
 // Storage types: dt 0 = float, 1 = half (IEEE binary16 through vload_half / vstore_half, which need
 // no cl_khr_fp16), 2 = bfloat16 as raw ushort bits. Arithmetic is always float.
