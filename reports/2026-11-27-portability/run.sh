@@ -5,12 +5,9 @@
 #
 # Device call (carry .whl: pyopencl for sycl, see ../shared/device/README.md):
 #   bash reports/2026-11-27-portability/run.sh
-# CUDA, HIP, Pallas and SYCL run here, each under its own `timeout` (LIMIT seconds, default 130:
-# four of them fit one 600 s device command). Every reference of a backend may take longer than
-# that: then run one backend per call (BACKENDS=cuda LIMIT=540 ...), with STORES a folder in the
-# working tree holding the earlier calls' stores (e.g. reports/2026-11-27-portability/stores, which
-# travels with the tree): each run is --resume'd there, so a backend cut off by its timeout goes on
-# where it stopped, and the analysis reads every store in it. Triton's references are the README
+# CUDA, Pallas, SYCL and HIP run here, one after another into one store, within one deadline
+# (DEADLINE seconds, default 540). A backend cut off goes on where it stopped in a later call with
+# STORES a folder in the working tree holding the earlier calls' store (--resume). Triton's references are the README
 # main job's (`bash .ci/main`, results/mkbench.sqlite): pass that store as TRITON_STORE, or add
 # triton to BACKENDS.
 set -uo pipefail
@@ -22,10 +19,16 @@ mkdir -p "$out" "$stores_dir"
 python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv; nproc; git rev-parse HEAD 2>/dev/null; } \
   > "$out/device.txt" 2>&1
-for B in ${BACKENDS:-cuda hip pallas sycl}; do
+# One store for the four backends: eager is measured once per (task, shape, dtype) and the later
+# backends reuse it (the store's baseline cache), so every backend is compared with the same eager.
+# The backends share one deadline (DEADLINE seconds from here): each gets what the earlier left.
+deadline=$(( $(date +%s) + ${DEADLINE:-540} ))
+for B in ${BACKENDS:-cuda pallas sycl hip}; do
   start=$(date +%s)
-  timeout -s TERM "${LIMIT:-130}" python3 -m mkbench run --backend "$B" --hw auto --baselines eager \
-    --time-role large --gpus all --store "$stores_dir/$B.sqlite" --resume --no-progress > "$out/$B.log" 2>&1
+  left=$(( deadline - start ))
+  [ "$left" -lt 20 ] && { echo "$B: not run, the deadline was reached" > "$out/$B.log"; continue; }
+  timeout -s TERM "$left" python3 -m mkbench run --backend "$B" --hw auto --baselines eager \
+    --time-role large --gpus all --store "$stores_dir/matrix.sqlite" --resume --no-progress > "$out/$B.log" 2>&1
   echo "exit $?, $(( $(date +%s) - start )) s" >> "$out/$B.log"
   tail -3 "$out/$B.log"
 done
