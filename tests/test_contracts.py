@@ -200,6 +200,7 @@ WRONG_FACTOR = {"math/polyval.py": 1.25}
     # own errors reach 3% of |y| there): a 5% error passes where |x| is large, 25% does not
     ("math/polyval.py", {"rows": 33, "cols": 4097}),
     ("optimizer/sgd_nesterov.py", {"n": 2 ** 20}),
+    ("linear_algebra/ger_rank1_update.py", {"M": 1024, "N": 1024}),
 ])
 def test_rounding_bound_accepts_eager_bfloat16_and_rejects_wrong(rel, params):
     from mkbench.contracts import upcast
@@ -258,6 +259,35 @@ def test_default_tolerance_rejected_eager_bfloat16_where_the_derived_bound_accep
             (o.double() * 1.25).to(o.dtype) for o in eager), lambda: ref, None)).ok
         rejected += not AllClose().check(ctx).ok
     assert rejected
+
+
+def test_ger_cancelling_element_passes_where_eager_rounds_and_fails_a_few_ulps_off():
+    """The H200 finding: eager bfloat16 ger at the large shape, 1 element of 67M outside the default
+    allclose (got -1.0625, expected -1.00781), where A and alpha x y (~13 each) cancel. The same
+    roundings on the CPU: a = 12.0625, x = -6.1875, y = -2.640625 give -1.0625 against -1.00859
+    (0.054, 7 ulps of the result, under half an ulp of the terms). The derived bound accepts it;
+    answers 3 or more ulps of |a| + |alpha x y| off fail."""
+    from mkbench.contracts import AllClose
+    task = _task("linear_algebra/ger_rank1_update.py")
+    alpha = -0.8
+    a = torch.tensor([[12.0625]], dtype=torch.bfloat16)
+    x = torch.tensor([-6.1875], dtype=torch.bfloat16)
+    y = torch.tensor([-2.640625], dtype=torch.bfloat16)
+    inputs = (a, x, y, alpha)
+    eager = (task.reference(*inputs),)
+    ref = (task.reference(a.double(), x.double(), y.double(), alpha),)
+    err = float((eager[0].double() - ref[0]).abs())
+    assert float(eager[0]) == -1.0625 and abs(float(ref[0]) + 1.00859) < 1e-4 and 0.05 < err < 0.06
+    ctx = CheckContext(torch.bfloat16, inputs, eager, lambda: ref, None)
+    assert not AllClose().check(ctx).ok  # what the H200 run judged
+    res = task.contract.check(ctx)
+    assert res.ok, res.message
+    terms = float(a.double().abs() + (alpha * x.double() * y.double()).abs())  # |a| + |alpha x y| ~ 25.1
+    ulp = 2.0 ** (torch.floor(torch.log2(torch.tensor(terms))).item() - 7)  # bfloat16: 8 significant bits
+    for k in (3, 4, 8):
+        for sign in (1, -1):
+            wrong = ((ref[0] + sign * k * ulp).to(torch.bfloat16),)
+            assert not task.contract.check(CheckContext(torch.bfloat16, inputs, wrong, lambda: ref, None)).ok, (k, sign)
 
 
 def test_perturbed_control_changes_finite_elements_beyond_tolerance():
