@@ -86,6 +86,16 @@ class Task:
     baseline_compute_dtype: str | None = None
     #: why ``baseline_compute_dtype`` is set (shown with the variant); required with it
     baseline_compute_reason: str | None = None
+    #: what the PyTorch baselines (eager, torch.compile) run instead of the reference, or None (they
+    #: run the reference). Set where the reference is the judge's ground truth but not what PyTorch
+    #: code for the task's stated algorithm does (power_iteration's reference is a float64 eigh, 41 s
+    #: a call on an H200 at the large shape, timing out): a function of the task's inputs, at the
+    #: task's dtype, that must pass the task's contract (``mkbench validate`` runs it as the positive
+    #: control) and that torch.compile can build (no data-dependent Python control flow); rows say so
+    #: (:func:`baseline_variant`). Not combined with ``baseline_compute_dtype``.
+    baseline: Callable[..., Any] | None = None
+    #: what ``baseline`` computes and why it replaces the reference (shown with the variant); required with it
+    baseline_reason: str | None = None
     source: str | None = field(default=None, compare=False)  # file the task was loaded from
 
     def __post_init__(self):
@@ -104,6 +114,17 @@ class Task:
                                f"{self.baseline_compute_dtype!r}")
             if not self.baseline_compute_reason:
                 raise BadInput(f"task {self.name}: baseline_compute_dtype needs baseline_compute_reason")
+        if self.baseline is not None:
+            if not callable(self.baseline):
+                raise BadInput(f"task {self.name}: baseline must be a function of the task's inputs, not "
+                               f"{type(self.baseline).__name__}")
+            if not self.baseline_reason:
+                raise BadInput(f"task {self.name}: baseline needs baseline_reason")
+            if self.baseline_compute_dtype is not None:
+                raise BadInput(f"task {self.name}: set baseline or baseline_compute_dtype, not both (a baseline "
+                               "computes in whatever dtype it states)")
+        elif self.baseline_reason:
+            raise BadInput(f"task {self.name}: baseline_reason is set without a baseline")
         names = [s.name for s in self.shapes]
         if len(set(names)) != len(names):
             raise BadInput(f"task {self.name}: duplicate shape names {names}")
@@ -180,8 +201,12 @@ def _narrower(dtype: torch.dtype, than: torch.dtype) -> bool:
 
 def baseline_variant(task: Task, dtype_name: str, backend: str = "eager") -> str | None:
     """What a PyTorch baseline of ``task`` at ``dtype_name`` computes, where it is not the reference
-    at the task's dtype (``Task.baseline_compute_dtype``): e.g. "eager computed in float32, cast to
-    bfloat16"; None where the baseline is the plain reference."""
+    at the task's dtype: with ``Task.baseline``, "eager runs <its name>, not the reference: <reason>";
+    with ``Task.baseline_compute_dtype``, e.g. "eager computed in float32, cast to bfloat16"; None
+    where the baseline is the plain reference."""
+    if task.baseline is not None:
+        name = getattr(task.baseline, "__name__", "the task's baseline")
+        return f"{backend} runs {name}, not the reference: {task.baseline_reason}"
     compute = task.baseline_compute_dtype
     if compute is None or dtype_name not in DTYPES or not _narrower(DTYPES[dtype_name], DTYPES[compute]):
         return None
@@ -189,10 +214,13 @@ def baseline_variant(task: Task, dtype_name: str, backend: str = "eager") -> str
 
 
 def baseline_reference(task: Task) -> Callable[..., Any]:
-    """The callable the PyTorch baselines run: ``task.reference``, or, with
-    ``Task.baseline_compute_dtype`` set, the reference over floating inputs upcast to that dtype
-    where they are narrower, with its floating outputs cast back to the narrowest floating input
-    dtype (the task's dtype). Tensors at the compute dtype or wider are left as they are."""
+    """The callable the PyTorch baselines run: ``task.baseline`` where the task sets one;
+    ``task.reference``; or, with ``Task.baseline_compute_dtype`` set, the reference over floating
+    inputs upcast to that dtype where they are narrower, with its floating outputs cast back to the
+    narrowest floating input dtype (the task's dtype). Tensors at the compute dtype or wider are
+    left as they are."""
+    if task.baseline is not None:
+        return task.baseline
     compute_name = task.baseline_compute_dtype
     if compute_name is None:
         return task.reference

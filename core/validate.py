@@ -3,10 +3,10 @@ deterministic, depends on every input, passes its own contract, and its contract
 negative controls that public suites were caught accepting (MEASUREMENT.md).
 
 Positive controls: the framework's own result (eager: the reference at the task's dtype, or in
-``Task.baseline_compute_dtype`` where the task sets one, the baseline every speedup is measured
-against; with ``compile``, torch.compile's too) must pass the task's contract on every seed checked.
-On the CPU that is the small and awkward shapes; on a GPU (``mkbench validate --device cuda``) every
-shape, where eager was seen failing contracts it passed
+``Task.baseline_compute_dtype`` where the task sets one, or ``Task.baseline`` where it sets one: the
+baseline every speedup is measured against; with ``compile``, torch.compile's too) must pass the
+task's contract on every seed checked. On the CPU that is the small and awkward shapes; on a GPU
+(``mkbench validate --device cuda``) every shape, where eager was seen failing contracts it passed
 on the CPU (bfloat16 rounding on large shapes).
 
 Inputs must be the same in every process: the judge regenerates them in its own. Each combination's
@@ -209,9 +209,10 @@ def validate_task(task: Task, hw: HardwareProfile, shape_roles=("small", "awkwar
 
 def _positive_controls(task: Task, shape: Shape, dtype: str, device: str, seed: int, seeds: int,
                        compile_control: bool, v: TaskValidation, where: str) -> None:
-    """The framework's results must pass the contract: eager (the reference at the task's dtype) and,
-    asked for, torch.compile's build of it."""
-    # the baselines as they run: with Task.baseline_compute_dtype, in that dtype and cast back
+    """The framework's results must pass the contract: eager (the reference at the task's dtype, or
+    the task's baseline) and, asked for, torch.compile's build of it."""
+    # the baselines as they run: with Task.baseline_compute_dtype, in that dtype and cast back; with
+    # Task.baseline, that function
     positives = {"eager": baseline_reference(task)}
     if compile_control:
         positives["torch.compile"] = torch.compile(baseline_reference(task))

@@ -161,6 +161,104 @@ def test_baseline_rows_name_the_variant():
     assert skipped_rows(unit) == []
 
 
+# --- Task.baseline: what the PyTorch baselines run where the reference is ground truth, not PyTorch's way
+
+
+def _tiny_task(**kw):
+    from mkbench import Shape, Task
+    from mkbench.contracts import AllClose
+
+    def reference(x):
+        return x * 2
+
+    return Task(name="tiny", category="math", description="x * 2", reference=reference,
+                make_inputs=lambda shape, dtype, gen: (torch.ones(4, dtype=dtype),), shapes=[Shape("s", {}, "small")],
+                contract=AllClose(), flops=lambda s: 4.0, bytes=lambda s, d: 32.0, **kw)
+
+
+def test_task_baseline_is_what_the_baselines_run_and_rows_say_so():
+    from backends.baselines import EagerBaseline
+    from mkbench.engine.plan import Unit
+    from mkbench.engine.rows import _skeleton
+    from mkbench.task import baseline_reference, baseline_variant
+
+    def doubled_by_addition(x):
+        return x + x
+
+    task = _tiny_task(baseline=doubled_by_addition, baseline_reason="x + x, as users write it")
+    assert baseline_reference(task) is doubled_by_addition
+    assert EagerBaseline().compile(task, None, None) is doubled_by_addition
+    for dtype in ("float32", "bfloat16"):
+        assert baseline_variant(task, dtype) == ("eager runs doubled_by_addition, not the reference: x + x, as users "
+                                                 "write it")
+    assert baseline_variant(task, "float32", "torch_compile").startswith("torch_compile runs doubled_by_addition")
+    unit = Unit(task, EagerBaseline(), None, "eager", None, [("s", "float32")], [])
+    rows, _ = _skeleton(unit)
+    assert rows[("s", "float32")]["extra"]["baseline_variant"] == baseline_variant(task, "float32")
+    plain = _tiny_task()  # no baseline: the reference, no variant
+    assert baseline_reference(plain) is plain.reference and baseline_variant(plain, "float32") is None
+
+
+@pytest.mark.parametrize("kw,message", [
+    ({"baseline": lambda x: x + x}, "baseline needs baseline_reason"),
+    ({"baseline": lambda x: x + x, "baseline_reason": ""}, "baseline needs baseline_reason"),
+    ({"baseline": "x + x", "baseline_reason": "r"}, "baseline must be a function"),
+    ({"baseline_reason": "r"}, "baseline_reason is set without a baseline"),
+    ({"baseline": lambda x: x + x, "baseline_reason": "r", "baseline_compute_dtype": "float32",
+      "baseline_compute_reason": "r"}, "not both"),
+])
+def test_task_baseline_needs_its_reason(kw, message):
+    from mkbench.errors import BadInput
+    with pytest.raises(BadInput, match=message):
+        _tiny_task(**kw)
+
+
+@pytest.mark.parametrize("params", [{"batch": 16, "n": 32}, {"batch": 5, "n": 67}])
+def test_power_iteration_baseline_passes_its_contract(params):
+    """The reference is a float64 eigh (41 s a call at the large shape on an H200: eager timed out);
+    the baselines run power iteration at the task's dtype, which must pass the contract, and too few
+    steps must not."""
+    import sys
+
+    from mkbench.task import baseline_reference, baseline_variant
+    task = _task("linear_algebra/power_iteration.py")
+    mod = sys.modules[task.reference.__module__]
+    base = baseline_reference(task)
+    assert base is not task.reference and base.__name__ == "power_iteration"
+    assert baseline_variant(task, "float32").startswith("eager runs power_iteration, not the reference: power")
+    for seed in range(4):
+        inputs = task.make_inputs(params, torch.float32, torch.Generator().manual_seed(seed))
+        ref = task.reference(*(a.double() for a in inputs))
+        out = base(*inputs)
+        assert all(o.dtype == torch.float32 for o in out)
+        res = task.contract.check(CheckContext(torch.float32, inputs, out, lambda: ref, None))
+        assert res.ok, res.message
+        assert float((out[1].double() - ref[1]).abs().max()) < 1e-4  # the reference's sign convention
+    steps = mod.STEPS
+    try:
+        mod.STEPS = 8  # an error of ~2^-8 / c_0: far above tol = 10 n eps
+        inputs = task.make_inputs(params, torch.float32, torch.Generator().manual_seed(0))
+        ref = task.reference(*(a.double() for a in inputs))
+        assert not task.contract.check(CheckContext(torch.float32, inputs, base(*inputs), lambda: ref, None)).ok
+    finally:
+        mod.STEPS = steps
+
+
+def test_power_iteration_baseline_compiles_as_one_graph():
+    """A fixed number of steps: no data-dependent Python control flow, so torch.compile captures it
+    whole (fullgraph=True raises at a graph break)."""
+    import torch._dynamo
+
+    from mkbench.task import baseline_reference
+    task = _task("linear_algebra/power_iteration.py")
+    (a,) = task.make_inputs({"batch": 5, "n": 67}, torch.float32, torch.Generator().manual_seed(0))
+    torch._dynamo.reset()
+    compiled = torch.compile(baseline_reference(task), fullgraph=True, backend="aot_eager")
+    lam, v = compiled(a)
+    elam, ev = baseline_reference(task)(a)
+    assert torch.allclose(lam, elam) and torch.allclose(v, ev, atol=1e-6)
+
+
 def test_bfloat16_running_sum_is_still_rejected():
     """What eager's CUDA scan does at bfloat16 (the running sum carried in bfloat16) fails the
     cumsum contract on a long row; the float32-computed baseline passes it."""
@@ -200,6 +298,7 @@ WRONG_FACTOR = {"math/polyval.py": 1.25}
     # own errors reach 3% of |y| there): a 5% error passes where |x| is large, 25% does not
     ("math/polyval.py", {"rows": 33, "cols": 4097}),
     ("optimizer/sgd_nesterov.py", {"n": 2 ** 20}),
+    ("linear_algebra/ger_rank1_update.py", {"M": 1024, "N": 1024}),
 ])
 def test_rounding_bound_accepts_eager_bfloat16_and_rejects_wrong(rel, params):
     from mkbench.contracts import upcast
@@ -258,6 +357,35 @@ def test_default_tolerance_rejected_eager_bfloat16_where_the_derived_bound_accep
             (o.double() * 1.25).to(o.dtype) for o in eager), lambda: ref, None)).ok
         rejected += not AllClose().check(ctx).ok
     assert rejected
+
+
+def test_ger_cancelling_element_passes_where_eager_rounds_and_fails_a_few_ulps_off():
+    """The H200 finding: eager bfloat16 ger at the large shape, 1 element of 67M outside the default
+    allclose (got -1.0625, expected -1.00781), where A and alpha x y (~13 each) cancel. The same
+    roundings on the CPU: a = 12.0625, x = -6.1875, y = -2.640625 give -1.0625 against -1.00859
+    (0.054, 7 ulps of the result, under half an ulp of the terms). The derived bound accepts it;
+    answers 3 or more ulps of |a| + |alpha x y| off fail."""
+    from mkbench.contracts import AllClose
+    task = _task("linear_algebra/ger_rank1_update.py")
+    alpha = -0.8
+    a = torch.tensor([[12.0625]], dtype=torch.bfloat16)
+    x = torch.tensor([-6.1875], dtype=torch.bfloat16)
+    y = torch.tensor([-2.640625], dtype=torch.bfloat16)
+    inputs = (a, x, y, alpha)
+    eager = (task.reference(*inputs),)
+    ref = (task.reference(a.double(), x.double(), y.double(), alpha),)
+    err = float((eager[0].double() - ref[0]).abs())
+    assert float(eager[0]) == -1.0625 and abs(float(ref[0]) + 1.00859) < 1e-4 and 0.05 < err < 0.06
+    ctx = CheckContext(torch.bfloat16, inputs, eager, lambda: ref, None)
+    assert not AllClose().check(ctx).ok  # what the H200 run judged
+    res = task.contract.check(ctx)
+    assert res.ok, res.message
+    terms = float(a.double().abs() + (alpha * x.double() * y.double()).abs())  # |a| + |alpha x y| ~ 25.1
+    ulp = 2.0 ** (torch.floor(torch.log2(torch.tensor(terms))).item() - 7)  # bfloat16: 8 significant bits
+    for k in (3, 4, 8):
+        for sign in (1, -1):
+            wrong = ((ref[0] + sign * k * ulp).to(torch.bfloat16),)
+            assert not task.contract.check(CheckContext(torch.bfloat16, inputs, wrong, lambda: ref, None)).ok, (k, sign)
 
 
 def test_perturbed_control_changes_finite_elements_beyond_tolerance():

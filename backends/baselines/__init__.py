@@ -1,4 +1,5 @@
-"""PyTorch baselines: the task's reference run eagerly, and through torch.compile.
+"""PyTorch baselines: the task's reference (or its ``Task.baseline``, where the reference is ground
+truth but not what PyTorch code for the task does) run eagerly, and through torch.compile.
 
 They are timed for every task in the same session as the candidate, so a speedup is always
 baseline median / candidate median measured on the same card with the same harness."""
@@ -15,8 +16,8 @@ class EagerBaseline(Backend):
     language = "pytorch"
     is_baseline = True
     candidate_contract = ("The task's PyTorch reference, run eagerly at the task's dtype (or, where the task sets "
-                          "baseline_compute_dtype, in that dtype with the result cast back; rows say so in "
-                          "extra['baseline_variant']).")
+                          "baseline_compute_dtype, in that dtype with the result cast back; where it sets baseline, "
+                          "that function instead of the reference; rows say so in extra['baseline_variant']).")
 
     def compile(self, task, source, hw):
         return baseline_reference(task)
@@ -27,7 +28,7 @@ class CompileBaseline(Backend):
     language = "pytorch"
     is_baseline = True
     candidate_contract = ("The task's PyTorch reference through torch.compile (inductor, static shapes); as eager "
-                          "for tasks that set baseline_compute_dtype.")
+                          "for tasks that set baseline_compute_dtype or baseline.")
 
     def compile(self, task, source, hw):
         import torch
