@@ -100,6 +100,18 @@ def test_trace_durations_count_against_the_timer_only_when_traced_alone(alone, a
     assert not hack_evidence(ComboObservation(), findings, {"median_us": 380.0, "interpreted": False}, None)
 
 
+@pytest.mark.parametrize("timer, accused", [("cuda_event", True), ("cuda_graph", True),
+                                            ("opencl-profiling-events", False), ("device-sync-host-clock", False)])
+def test_trace_durations_count_only_against_timers_that_span_the_same_kernels(timer, accused):
+    """OpenCL profiling events and the CUDA trace of the same calls disagreed by two orders of
+    magnitude on mkbench's own SYCL references (NVIDIA's OpenCL on an H200): only CUDA events (or
+    a graph replay timed by them) span what the trace measures."""
+    findings = [analyze(_trace(400.0, True), {"my_kernel"})]
+    reasons = hack_evidence(ComboObservation(), findings, {"median_us": 90.0, "interpreted": False, "timer": timer},
+                            None)
+    assert bool([r for r in reasons if "under a quarter" in r]) == accused, reasons
+
+
 def test_the_profilers_own_seconds_are_counted_apart_from_the_traced_calls():
     """A traced step's seconds are mostly the call itself; the worker says how long the profiler
     took (start, stop, reading back) and the session keeps that as ``trace_overhead``. What the

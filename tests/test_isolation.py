@@ -187,3 +187,39 @@ def test_fork_server_restarts_when_the_triton_mode_changes():
     finally:
         procs.context(env={"TRITON_INTERPRET": "1"})  # the rest of this session runs the interpreter
     assert server()[1] == b"TRITON_INTERPRET=1"
+
+
+def test_modules_preloaded_by_the_fork_server_see_the_runs_jit_cache(tmp_path, monkeypatch):
+    """CuPy 14 fixes its kernel cache directory when imported, and the fork server imports it for
+    every CUDA worker: the run's cache must be in the server's environment while it imports, or
+    confined workers are denied the default ~/.cupy/kernel_cache (every CUDA reference was
+    compile_error on 4 H200s). Modules not installed leave the server's environment alone."""
+    import time
+    import types
+    from multiprocessing import forkserver
+
+    from mkbench.engine import procs
+    from mkbench.engine.runner import Runner
+    (tmp_path / "mkb_import_env_probe.py").write_text("import os\nSEEN = os.environ.get('CUPY_CACHE_DIR')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    runner = Runner.__new__(Runner)
+    runner.store = types.SimpleNamespace(path=tmp_path / "study.sqlite")
+    backend = types.SimpleNamespace(worker_modules=("mkb_import_env_probe",), worker_import_env=("CUPY_CACHE_DIR",))
+    env = runner._import_env(backend)
+    assert env == {"CUPY_CACHE_DIR": str(tmp_path / "study-cache" / "cupy")}
+    assert runner._import_env(types.SimpleNamespace(worker_modules=("no_such_module_here",),
+                                                    worker_import_env=("CUPY_CACHE_DIR",))) == {}
+    try:
+        procs.context(backend.worker_modules, {"TRITON_INTERPRET": "1", **env})
+        pid = forkserver._forkserver._forkserver_pid
+        for _ in range(200):  # until the new server has exec'd
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"multiprocessing.forkserver" in f.read():
+                    break
+            time.sleep(0.05)
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            assert f"CUPY_CACHE_DIR={env['CUPY_CACHE_DIR']}".encode() in f.read().split(b"\0")
+    finally:  # the rest of this session: a server without this test's cache in its environment
+        forkserver._forkserver._stop()
+        procs._started_env = None
+        procs.context(env={"TRITON_INTERPRET": "1"})

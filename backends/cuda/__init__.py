@@ -94,6 +94,8 @@ class CudaBackend(Backend):
         return runtime.load(task.name, source)
 
     worker_modules = ("cupy",)
+    #: read by CuPy when imported (its kernel cache): set while the fork server imports it
+    worker_import_env = ("CUPY_CACHE_DIR",)
 
     def build_failures(self):
         from . import runtime

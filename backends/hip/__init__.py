@@ -109,6 +109,8 @@ class HipBackend(Backend):
         return load_python_candidate(source, task.name)
 
     worker_modules = ("cupy",)
+    #: read by CuPy when imported (its kernel cache): set while the fork server imports it
+    worker_import_env = ("CUPY_CACHE_DIR",)
 
     def own_kernel_names(self, task, source):
         from mkbench.backends.native.sources import kernel_names

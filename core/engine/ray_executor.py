@@ -28,10 +28,10 @@ from .settings import EvalSettings
 class _DeviceActor:
     def __init__(self, kind: str, lanes: int, env: dict, modules: tuple, memory_bytes: int | None, label: str,
                  timing_batch: int | None = None, timing_queue: int | None = None,
-                 timing_gather_s: float | None = None):
+                 timing_gather_s: float | None = None, server_env: dict | None = None):
         from . import procs
         from .device import Device
-        procs.context(modules, {"TRITON_INTERPRET": "1" if kind == "cpu" else "0"})
+        procs.context(modules, {"TRITON_INTERPRET": "1" if kind == "cpu" else "0", **(server_env or {})})
         self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch, timing_queue, timing_gather_s)
         self.device.name = label
 
@@ -50,7 +50,7 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, address: str | None, hw, probe: dict, options, settings: EvalSettings, log_path, unit_env,
-                 modules: tuple[str, ...], workers: int):
+                 modules: tuple[str, ...], workers: int, server_env: dict[str, str] | None = None):
         import ray
         self.ray = ray
         if not ray.is_initialized():
@@ -78,7 +78,7 @@ class RayExecutor:
         # a call per unit in flight (its lanes' and those waiting to be timed without one), and the state calls
         actor = ray.remote(num_cpus=1, max_concurrency=lanes + queue + 2, **resources)(_DeviceActor)
         self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}", options.timing_batch,
-                                    options.timing_queue, options.timing_gather_s) for i in range(count)]
+                                    options.timing_queue, options.timing_gather_s, server_env) for i in range(count)]
         self.load = [0] * count
         self._actor_of: dict = {}
         self._states: list[str] = []

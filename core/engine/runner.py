@@ -4,6 +4,7 @@ unit into rows, write them, report progress. Only this process writes the store.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import inspect
 import json
 import os
@@ -145,8 +146,8 @@ class Runner:
         # The fork server's imports (seconds) overlap the device probe; what Triton must be told at
         # import is known from the device nodes present (a GPU machine has /dev/nvidiactl or /dev/kfd).
         gpu_nodes = any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/kfd"))
-        starter = threading.Thread(target=procs.context,
-                                   args=(modules, {"TRITON_INTERPRET": "0" if gpu_nodes else "1"}))
+        server_env = {"TRITON_INTERPRET": "0" if gpu_nodes else "1", **self._import_env(backend)}
+        starter = threading.Thread(target=procs.context, args=(modules, server_env))
         starter.start()
         try:
             probe = probe_device(opt.limits)
@@ -181,7 +182,7 @@ class Runner:
             return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []), session]}
 
         try:
-            executor = self._executor(hw, probe, run, modules)
+            executor = self._executor(hw, probe, run, modules, self._import_env(backend))
             cached = set()
             for unit in todo:
                 rows = self._cached_rows(unit, env_key)
@@ -280,33 +281,49 @@ class Runner:
         return [Device("cuda", i, lanes, {"TRITON_INTERPRET": "0"}, modules, probe.get("memory_bytes"),
                        self.opt.timing_batch, self.opt.timing_queue, self.opt.timing_gather_s) for i in indices]
 
-    def _executor(self, hw: HardwareProfile, probe: dict, run, modules):
-        log_dir = self._log_dir()
+    def _jit_cache_env(self) -> dict[str, str]:
+        """Where the JIT toolchains cache compiled artifacts, beside the store: keyed by source,
+        toolchain and target (each tool's own cache), so a resume or a re-run of the same candidates
+        compiles nothing again; and writable by confined workers (:data:`mkbench.sandbox.CACHE_VARS`)."""
         cache_dir = self.store.path.parent / f"{self.store.path.stem}-cache"
+        return {"TRITON_CACHE_DIR": str(cache_dir / "triton"), "CUPY_CACHE_DIR": str(cache_dir / "cupy"),
+                "TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions"),
+                "TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
+                # PyOpenCL's compiler cache and PoCL's kernel cache (both under XDG_CACHE_HOME otherwise,
+                # which a confined worker may not write)
+                "XDG_CACHE_HOME": str(cache_dir / "xdg"), "POCL_CACHE_DIR": str(cache_dir / "pocl"),
+                "CUDA_CACHE_PATH": str(cache_dir / "nv")}  # the driver's PTX JIT cache
+
+    def _import_env(self, backend) -> dict[str, str]:
+        """The cache variables the backend's preloaded worker modules read when imported
+        (``worker_import_env``), set while the fork server imports them. A worker's own environment
+        comes too late for those: CuPy 14 builds its kernel cache when imported, so with the server's
+        environment every confined CUDA worker tried to write ~/.cupy/kernel_cache, was denied, and
+        every CUDA reference on 4 H200s was compile_error (reports/2026-11-27-portability)."""
+        wanted = getattr(backend, "worker_import_env", ())
+        if not any(importlib.util.find_spec(m.split(".")[0]) for m in getattr(backend, "worker_modules", ())):
+            return {}  # nothing is preloaded (CuPy not installed): the workers' own environment serves
+        return {k: v for k, v in self._jit_cache_env().items() if k in wanted}
+
+    def _executor(self, hw: HardwareProfile, probe: dict, run, modules, server_env: dict[str, str]):
+        log_dir = self._log_dir()
+        caches = self._jit_cache_env()
 
         def log_path(unit: Unit) -> Path:
             return log_dir / f"run{run.id}" / f"{slug(unit.task.name)}__{slug(unit.method)}.log"
 
         def unit_env(unit: Unit) -> dict[str, str]:
             env = worker_env(unit.backend, hw)
-            # compiled artifacts keyed by source, toolchain and target (each tool's own cache): a
-            # resume or a re-run of the same candidates compiles nothing again
-            env.setdefault("TRITON_CACHE_DIR", str(cache_dir / "triton"))
-            env.setdefault("CUPY_CACHE_DIR", str(cache_dir / "cupy"))
-            env.setdefault("TORCH_EXTENSIONS_DIR", str(cache_dir / "torch_extensions"))
-            env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_dir / "inductor"))
-            # PyOpenCL's compiler cache and PoCL's kernel cache (both under XDG_CACHE_HOME otherwise,
-            # which a confined worker may not write)
-            env.setdefault("XDG_CACHE_HOME", str(cache_dir / "xdg"))
-            env.setdefault("POCL_CACHE_DIR", str(cache_dir / "pocl"))
-            env.setdefault("CUDA_CACHE_PATH", str(cache_dir / "nv"))  # the driver's PTX JIT cache (writable, confined)
+            for k, v in caches.items():
+                env.setdefault(k, v)
             return env
 
         settings = self._settings(run)
         workers = self.opt.workers or os.cpu_count() or 1
         if self.opt.executor == "ray":
             from .ray_executor import RayExecutor
-            return RayExecutor(self.opt.address, hw, probe, self.opt, settings, log_path, unit_env, modules, workers)
+            return RayExecutor(self.opt.address, hw, probe, self.opt, settings, log_path, unit_env, modules, workers,
+                               server_env)
         from .local import LocalExecutor
         return LocalExecutor(self._devices(hw, probe, modules), workers, settings, log_path, unit_env, modules)
 
