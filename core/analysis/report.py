@@ -497,8 +497,8 @@ def portability_blocks(doc: Document, m: Portability, portable: pd.DataFrame | N
                *(["median, common tasks"] if differ else []), "geomean vs eager", "slowest", "fastest", "timer"],
               [[r.backend, r.tasks, r.correct, f"{r.rows_correct}/{r.rows}", _x(r.median_speedup_eager),
                 *([_x(r.median_common)] if differ else []), _x(r.geomean_speedup_eager),
-                f"{r.slowest} {_x(r.slowest_speedup)}" if r.slowest else "-",
-                f"{r.fastest} {_x(r.fastest_speedup)}" if r.fastest else "-", r.timer or "-"]
+                f"{r.slowest} {_x(r.slowest_speedup)}" if _present(r.slowest) else "-",
+                f"{r.fastest} {_x(r.fastest_speedup)}" if _present(r.fastest) else "-", r.timer or "-"]
                for r in pb.itertuples(index=False)])
     doc.p("Task x backend: the verdict over every evaluated shape and dtype (rows correct), and the speedup over "
           f"eager (geometric mean over the {', '.join(m.roles) or 'all'} shapes, only where every row is correct); "
@@ -521,8 +521,13 @@ def portability_blocks(doc: Document, m: Portability, portable: pd.DataFrame | N
                   [[r.task, r.backend, _x(r.speedup_eager), r.reason] for r in m.slow.itertuples(index=False)])
 
 
+def _present(value: Any) -> bool:
+    """A value a table holds (pandas turns a missing one into NaN, which is truthy)."""
+    return value is not None and not (isinstance(value, float) and pd.isna(value)) and value != ""
+
+
 def _matrix_cell(c: Any) -> str:
-    if c.verdict is None or c.verdict == Verdict.MISSING:
+    if not _present(c.verdict) or c.verdict == Verdict.MISSING:
         return f"- ({c.note})"
     head = f"{c.verdict} {c.correct_count}"
     return f"{head}, {_x(c.speedup_eager)}" if c.speedup_eager is not None and not pd.isna(c.speedup_eager) \
