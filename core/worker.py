@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -50,14 +51,16 @@ def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None
         sys.stdout.flush(); sys.stderr.flush()
         os.dup2(fd, 1); os.dup2(fd, 2)
         os.close(fd)
+    steps = Steps()
     if confine is not None:  # before any candidate code is imported (see mkbench.sandbox)
         from . import sandbox
+        t = time.monotonic()
         try:
             confinement = sandbox.confine(confine, log_path)
         except Exception as exc:  # never fail the unit for want of confinement: record it
             confinement = f"none: {type(exc).__name__}: {exc}"
+        steps.start_seconds["confine"] = round(time.monotonic() - t, 3)
         print(f"mkbench: confinement: {confinement}", file=sys.stderr, flush=True)
-    steps = Steps()
     try:
         while True:
             try:
@@ -284,6 +287,9 @@ class Steps:
         self.held: list = []  # what the last answer exported: alive until the next step
         self.pool_key: tuple | None = None  # the timing pool's (shape, dtype, seeds) and input sets
         self.pool_sets: list | None = None
+        #: seconds of the worker's start-up before any candidate code, by part (reported by setup;
+        #: on 4 H200s a worker's start took 16-19 s where one GPU's took 2-3, cause unmeasured)
+        self.start_seconds: dict[str, float] = {}
 
     # setup -----------------------------------------------------------------------------------
     def setup(self, cmd: dict) -> dict:
@@ -292,12 +298,14 @@ class Steps:
         self.task, self.backend, self.hw = self.job["task"], self.job["backend"], self.job["hw"]
         self.device = self.hw.device
         if self.device == "cuda":
-            torch.cuda.set_device(0)
+            t = time.monotonic()
+            torch.cuda.set_device(0)  # creates the process's CUDA context
+            self.start_seconds["cuda_init"] = round(time.monotonic() - t, 3)
             from .contracts import use_ieee_float32
             use_ieee_float32()
         self.snapshot = harness_snapshot()
         self.threads_mark = len(threads_started())
-        return {"kind": "ready", "pid": os.getpid()}
+        return {"kind": "ready", "pid": os.getpid(), "start_seconds": dict(self.start_seconds)}
 
     def probe(self, cmd: dict) -> dict:
         return {"kind": "probe", "info": probe()}

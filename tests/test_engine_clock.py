@@ -8,6 +8,7 @@ import pytest
 from mkbench.engine.clock import engine_line, run_wall, step_table, unit_clock, unit_clocks
 from mkbench.engine.observation import ComboObservation
 from mkbench.integrity import hack_evidence
+from mkbench.store import Store
 from mkbench.trace import MARKER, analyze
 
 
@@ -76,6 +77,13 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
     assert "engine: 2 units in" in out
     assert re.search(r"\| unit total +\| +[\d.]+ +\| +[\d.]+ +\|", out), out
     assert "wait_shared" in out and "judge" in out
+    # the worker's start by part: its confinement is timed wherever confinement was attempted
+    confinement = out.strip().splitlines()[-1]
+    if not confinement.startswith("confinement: none"):
+        steps = [(r["extra"] or {}).get("unit_seconds", {}).get("steps", {})
+                 for r in Store(store).results() if r["verdict"] != "skipped"]
+        assert steps and all(s.get("start_confine", -1) >= 0 for s in steps if s), steps
+        assert "start_confine" in out
 
 
 def _trace(busy_us: float, alone: bool | None) -> dict:

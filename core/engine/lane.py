@@ -72,7 +72,8 @@ class Lane:
         holding = ExitStack()
         keep_tail = False  # a unit that ends at its compile (failed, or compile only) keeps no log tail
         try:
-            w.expect({"op": "setup", "job": compile_ahead.job(unit)}, settings.limits.start, "ready")
+            ready = w.expect({"op": "setup", "job": compile_ahead.job(unit)}, settings.limits.start, "ready")
+            _start_parts(w, ready)
             w.enter("compile")
             self.state = f"compile {unit.task.name}"
             reply = w.expect({"op": "compile"}, settings.limits.compile, "compiled")
@@ -135,6 +136,15 @@ class Lane:
         if keep_tail:
             rec.log_tail = log_tail(log_path)
         return rec.freeze()
+
+
+def _start_parts(w, ready: dict) -> None:
+    """The worker's start-up by part (``start_confine``, ``start_cuda_init``): said before any candidate
+    code was imported, so trusted as far as plain numbers go."""
+    parts = ready.get("start_seconds")
+    for part, seconds in (parts.items() if isinstance(parts, dict) else ()):
+        if isinstance(part, str) and isinstance(seconds, (int, float)) and 0 <= seconds < 1e6:
+            w.add(f"start_{part}", float(seconds))
 
 
 @contextmanager
