@@ -3,10 +3,12 @@ equal to what the printed table says, rewritten after each task with "complete":
 end, and written when tasks fail too (the exit code unchanged)."""
 
 import json
+import os
 import platform
 import re
 import textwrap
 
+import pytest
 import torch
 
 from mkbench.cli import validate_cmd
@@ -107,3 +109,27 @@ def test_summary_is_written_when_a_task_fails_and_the_exit_code_stays(tmp_path, 
             "inputs in float64)") in by_task["ignores_y"]["problems"]
     assert data["per_category"]["math"]["tasks_ok"] == 0 and data["per_category"]["activation"]["tasks_ok"] == 1
     assert "problem: ignores_y: small/float32: the output does not depend on input[1]" in out
+
+
+def test_gpus_name_visible_devices_in_turn():
+    """``validate --gpus``: which CUDA_VISIBLE_DEVICES entries the pinned pool processes take."""
+    from mkbench.cli.validate_cmd import gpu_ids
+    from mkbench.errors import BadInput
+    assert gpu_ids("all", None, 4) == ["0", "1", "2", "3"]
+    assert gpu_ids("2", None, 4) == ["0", "1"]
+    assert gpu_ids("all", "3,5", 2) == ["3", "5"]  # the entries this process was given, not 0..n
+    for bad in ("5", "0", "two"):
+        with pytest.raises(BadInput):
+            gpu_ids(bad, None, 4)
+
+
+def test_pool_processes_each_take_one_gpu_in_turn():
+    from mkbench.cli.validate_cmd import _pool
+    with _pool(3, ["7", "9"]) as pool:
+        seen = sorted(pool.submit(os.getenv, "CUDA_VISIBLE_DEVICES").result() for _ in range(12))
+    assert set(seen) <= {"7", "9"} and seen  # every process pinned; which process ran which call is the pool's
+
+
+def test_gpus_need_cuda(cli):
+    code, out, err = cli("validate", "--task", "gelu", "--gpus", "2")
+    assert code != 0 and "--gpus needs --device cuda" in err

@@ -44,6 +44,9 @@ def add_parser(sub) -> None:
                         "dtype: minutes over the whole suite)")
     p.add_argument("--jobs", type=int,
                    help="tasks validated in parallel, one process each (default: CPUs, at most 4; 1 on cuda)")
+    p.add_argument("--gpus", metavar="N|all",
+                   help="with --device cuda: spread the parallel tasks over this many GPUs ('all': every visible "
+                        "one), each process pinned to one GPU in turn (--jobs defaults to 2 per GPU)")
     p.add_argument("--summary", type=Path, metavar="PATH",
                    help="write the counts as JSON (a report's summary.json): rewritten as each task finishes, "
                         "with \"complete\": false until the run is done, so a run cut short keeps what it did")
@@ -81,8 +84,35 @@ def _check_inputs_here(task, v, device: str) -> None:
                               "for the same seed")
 
 
-def _pool(jobs: int):
-    return ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_one_thread)
+def _pool(jobs: int, gpus: list[str] | None = None):
+    if not gpus:
+        return ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_one_thread)
+    ctx = get_context("spawn")
+    turns = ctx.Queue()
+    for k in range(jobs):  # each process takes one GPU, in turn: as many processes on each
+        turns.put(gpus[k % len(gpus)])
+    return ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_pin_gpu, initargs=(turns,))
+
+
+def _pin_gpu(turns) -> None:
+    """Pool workers on several GPUs: this process sees only the GPU it took (before CUDA starts)."""
+    os.environ["CUDA_VISIBLE_DEVICES"] = turns.get()
+    _one_thread()
+
+
+def gpu_ids(asked: str, visible: str | None, count: int) -> list[str]:
+    """The GPUs ``--gpus`` names, as CUDA_VISIBLE_DEVICES entries: 'all', or the first N of those visible."""
+    ids = [x for x in visible.split(",") if x.strip()] if visible else [str(i) for i in range(count)]
+    ids = ids[:count]
+    if asked == "all":
+        n = len(ids)
+    elif asked.isdigit() and int(asked) >= 1:
+        n = int(asked)
+    else:
+        raise BadInput(f"--gpus {asked!r}: 'all' or a number of GPUs")
+    if n > len(ids) or not ids:
+        raise BadInput(f"--gpus {asked}: {len(ids)} GPU(s) visible here")
+    return ids[:n]
 
 
 def _print_line(name: str, v, seconds: float, prefix: str = "validated") -> None:
@@ -173,13 +203,20 @@ def run(args) -> int:
     names = [t.qualified_name for t in tasks]
     roles = tuple(args.roles or (("small", "awkward") if args.device == "cpu" else ROLES))
     seeds = args.seeds or (1 if args.device == "cpu" else 2)
-    jobs = args.jobs or (min(4, os.cpu_count() or 1) if args.device == "cpu" else 1)
+    gpus = None
+    if getattr(args, "gpus", None):
+        if args.device != "cuda":
+            raise BadInput("--gpus needs --device cuda")
+        import torch
+        gpus = gpu_ids(args.gpus, os.environ.get("CUDA_VISIBLE_DEVICES"), torch.cuda.device_count())
+    jobs = args.jobs or (min(4, os.cpu_count() or 1) if args.device == "cpu" else 2 * len(gpus) if gpus else 1)
     # Always in other processes (spawned), so that the inputs can be compared with this one's.
     task_args = (args.device, roles, seeds, args.with_compile)
     outcomes: list = [None] * len(names)  # (TaskValidation, seconds) per task, as each finishes
     report = _Summary(getattr(args, "summary", None), tasks, outcomes, device=device_name(args.device),
-                      device_kind=args.device, shape_roles=list(roles), seeds=seeds, with_compile=args.with_compile)
-    with _pool(max(1, jobs)) as pool:
+                      device_kind=args.device, gpus=len(gpus) if gpus else (1 if args.device == "cuda" else 0),
+                      shape_roles=list(roles), seeds=seeds, with_compile=args.with_compile)
+    with _pool(max(1, jobs), gpus) as pool:
         futures = {pool.submit(_validate_one, name, *task_args): i for i, name in enumerate(names)}
         for future in as_completed(futures):
             i = futures[future]
