@@ -53,8 +53,13 @@ def same(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
     if a.is_floating_point():
-        nan_a, nan_b = torch.isnan(a), torch.isnan(b)
-        return bool(torch.equal(nan_a, nan_b) and torch.equal(a[~nan_a], b[~nan_b]))
+        # No boolean-mask indexing (``a[~nan_a]``): it builds the index of the selected elements, 8 bytes
+        # per dimension per element, which no memory budget counts. On 4 H200s a judge asked for 28.50
+        # GiB checking nll_loss_ignore_index's large float32 input (956,301,312 elements x 4 dims x 8 B)
+        # and another for 1024 MiB on cumsum's (8192 x 8192 x 2 dims x 8 B), both out of memory. Here
+        # every temporary is a bool per element: same NaN positions, equal everywhere else.
+        nan_a = torch.isnan(a)
+        return bool(torch.equal(nan_a, torch.isnan(b)) and torch.logical_or(a == b, nan_a).all())
     return bool(torch.equal(a, b))
 
 

@@ -96,6 +96,10 @@ class Task:
     baseline: Callable[..., Any] | None = None
     #: what ``baseline`` computes and why it replaces the reference (shown with the variant); required with it
     baseline_reason: str | None = None
+    #: ``resident_bytes(shape, dtype)``: the bytes the inputs and outputs occupy in memory, where that is
+    #: more than ``bytes`` (the traffic the roofline counts: a gather reads a fraction of its table), or
+    #: None. The device's memory budget scales the larger of the two (:func:`mkbench.engine.device.footprint`)
+    resident_bytes: Callable[[Shape, torch.dtype], float] | None = None
     source: str | None = field(default=None, compare=False)  # file the task was loaded from
 
     def __post_init__(self):

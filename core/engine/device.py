@@ -224,20 +224,36 @@ class MemoryBudget:
                 self._cond.notify_all()
 
 
+def task_bytes(task, shape, dtype) -> int:
+    """The bytes a combination's footprint scales: the task's ``bytes`` (the roofline's traffic), or
+    its ``resident_bytes`` where the tensors occupy more than the traffic counts. nll_loss_ignore_index
+    large/float32 gathers one of C = 19 log-probs per pixel: ``bytes`` counts 0.56 GiB of a 3.94 GiB
+    input, so the budget planned 4.5 GiB for the worker and 3.0 GiB (4 x 0.75 GiB at float64) for the
+    judge, whose process held 18.51 GiB when it went out of memory on an H200."""
+    counted = task.bytes(shape, dtype)
+    resident = getattr(task, "resident_bytes", None)
+    return int(max(counted, resident(shape, dtype)) if resident is not None else counted)
+
+
 def footprint(unit) -> int:
     """Device memory a unit may hold at once: the worker's share (``FOOTPRINT_FACTOR`` x the largest
     combination's bytes: inputs, outputs, the timing pool, the poison block) and the judge's
     (``JUDGE_FACTOR`` x the same bytes at the precision the contract computes the reference in: a
     float64 reference of a bfloat16 task is four times its size; judges went out of memory on an
-    H200 while only the worker's share was counted), and the two CUDA contexts."""
+    H200 while only the worker's share was counted), and the two CUDA contexts. The bytes are
+    :func:`task_bytes`. What a judge keeps between checks (at most ``judge.KEEP_RESERVED_BYTES``, of
+    its own unit's allocations) goes on its unit's share: the lane empties it (``release``) before that
+    share is given back, and before the lane passes to another unit while this one waits for its
+    timing (:meth:`Lease.away`). An idle judge holds its CUDA context only (518-712 MiB each in the
+    H200 run's out-of-memory reports), inside the memory ``MEMORY_SHARE`` leaves unplanned."""
     worker = judge = 0
     precision = getattr(getattr(unit.task, "contract", None), "reference_precision", None)
     for shape_name, dtype in unit.combos:
         try:
             shape, native = unit.task.shape(shape_name), DTYPES[dtype]
-            worker = max(worker, int(unit.task.bytes(shape, native)))
+            worker = max(worker, task_bytes(unit.task, shape, native))
             upcast = precision if precision is not None and native.is_floating_point else native
-            judge = max(judge, int(unit.task.bytes(shape, upcast)))
+            judge = max(judge, task_bytes(unit.task, shape, upcast))
         except Exception:  # a task whose byte count fails is admitted on the context cost alone
             pass
     return FOOTPRINT_FACTOR * worker + JUDGE_FACTOR * judge + CONTEXT_BYTES
