@@ -21,7 +21,11 @@ Sections, in report order:
   category, with the static-analysis warnings;
 * ``recorded``: speedups another benchmark recorded for imported candidates (e.g. CUDA-L1's
   ``score_default``) next to mkbench's, where the candidates carry them;
-* ``difficulty``: the binomial GLM of correctness, unsolved shares, hardest tasks;
+* ``cuda_l1``: CUDA-L1's imported kernels across hardware (:mod:`mkbench.analysis.cuda_l1`: headline,
+  per set / variant / device, per kernel with the recorded score beside the measured speedup, the
+  same kernel on two devices), only where the stores hold such candidates;
+* ``difficulty``: the binomial GLM of correctness, unsolved shares, hardest tasks (imported CUDA-L1
+  candidates enter its method factor by GPU set and variant, ``cuda-l1-<set>[-<variant>]``);
 * ``hardware``: cross-hardware speedup variance;
 * ``backends``: cross-backend portability (:mod:`mkbench.analysis.portability`: headline, per-backend
   pass counts and median speedups over eager, the task x backend matrix, the cells more than 2x
@@ -47,6 +51,7 @@ from ..hardware import HardwareProfile
 from ..metrics import geomean
 from ..verdicts import SEVERITY, Verdict
 from . import plots
+from .cuda_l1 import CudaL1Study, methods_by_gpu_set, study
 from .dataset import ResultSet
 from .difficulty import difficulty_analysis
 from .document import Document
@@ -55,10 +60,12 @@ from .rates import FAST_P, attempt_table, rates_table
 from .variance import cross_backend, cross_hardware, paired_speedups
 
 # aggregates first, then the per-candidate table: a corpus has hundreds of candidates
-SECTIONS = ("environment", "rates", "verdicts", "recorded", "difficulty", "hardware", "backends", "summary", "detail")
+SECTIONS = ("environment", "rates", "verdicts", "recorded", "cuda_l1", "difficulty", "hardware", "backends", "summary",
+            "detail")
 #: the sections `mkbench report` puts in the main document by default (``detail`` goes apart)
 MAIN_SECTIONS = tuple(s for s in SECTIONS if s != "detail")
 HARDEST_SHOWN = 15
+SHOWN = 15  # rows of the CUDA-L1 spread tables
 
 
 def _f(x: Any, fmt: str = ".2f") -> str:
@@ -366,13 +373,84 @@ def recorded_section(doc: Document, ctx: _Context) -> None:
                "recorded vs compile", "mkbench vs eager", "mkbench vs compile", "ratio"], table)
 
 
+# --- CUDA-L1 across hardware ---------------------------------------------------------------------
+
+def cuda_l1_section(doc: Document, ctx: _Context) -> None:
+    st = study(ctx.results, ctx.attempts, ctx.roles)
+    if st is None:
+        return
+    doc.h2("CUDA-L1 kernels across hardware")
+    cuda_l1_blocks(doc, st)
+
+
+def _ratio(x: Any) -> str:
+    x = _number(x)
+    return f"{x:.2f}" if x is not None else "-"
+
+
+def _or_why(value: Any, why: Any) -> str:
+    return _x(value) if _number(value) is not None else f"- ({why})" if _present(why) else "-"
+
+
+def cuda_l1_blocks(doc: Document, st: CudaL1Study) -> None:
+    """Headline, per (set, variant, device), the same kernel across devices and across sets, then
+    every kernel."""
+    doc.p(st.headline())
+    doc.p("Per GPU set (the GPU CUDA-L1 optimized for), variant and device (the profile mkbench ran on). Speedup over "
+          f"eager: geometric mean over the {', '.join(st.roles) or 'all'} shapes, only for a candidate correct on "
+          "every shape and dtype. Claimed over eager: CUDA-L1's score_default, or score_default / score_<variant> for "
+          "the cuda_graph / cudnn variants (rewritten references). Ratio = measured / claimed. No custom kernel: none "
+          "of the candidate's own kernels ran; fallback: its kernels ran but framework kernels took more than the "
+          "run's threshold of the device time. As timed: the speedup of every right answer, framework ones included.")
+    doc.table(["set", "variant", "device", "candidates", "verdicts", "correct", "no custom kernel", "fallback",
+               "median vs eager", "median as timed", "median recorded score", "median claimed vs eager",
+               "median ratio"],
+              [[r.set, r.variant, r.hw, r.candidates, ", ".join(f"{k} {v}" for k, v in r.verdicts.items()) or "-",
+                r.correct, r.no_custom_kernel, r.fallback, _or_why(r.median_speedup_eager, r.note),
+                _x(r.median_speedup_as_timed), _x(r.median_recorded_score), _x(r.median_recorded_vs_eager),
+                _ratio(r.median_ratio)] for r in st.groups.itertuples(index=False)])
+    doc.h3("The same kernel on two devices")
+    if st.pairs.empty:
+        doc.p("No kernel (task, set, variant) has a speedup on two devices with the same problem sizes"
+              + (f" (devices: {', '.join(st.devices)})." if len(st.devices) > 1
+                 else f": one device ({st.devices[0]})."))
+    else:
+        doc.p(f"{len(st.pairs)} kernel(s) with a speedup on two devices, over the (shape, dtype) combinations timed on "
+              f"both; the {min(len(st.pairs), SHOWN)} largest spreads (max/min):")
+        doc.table(["task", "category", "set", "variant", "device a", "device b", "vs eager a", "vs eager b", "b / a",
+                   "spread", "claimed vs eager"],
+                  [[r.task, r.category, r.set, r.variant, r.hw_a, r.hw_b, _x(r.speedup_a), _x(r.speedup_b),
+                    _ratio(r.b_over_a), _ratio(r.spread), _x(r.recorded_vs_eager)]
+                   for r in st.pairs.head(SHOWN).itertuples(index=False)])
+    if len(st.verdict_changes):
+        doc.p(f"{len(st.verdict_changes)} kernel(s) with a different verdict on two devices:")
+        doc.table(["task", "set", "variant", "device a", "verdict a", "device b", "verdict b", "why (b)"],
+                  [[r.task, r.set, r.variant, r.hw_a, r.verdict_a, r.hw_b, r.verdict_b, _cell(r.note_b or r.note_a, 70)]
+                   for r in st.verdict_changes.itertuples(index=False)])
+    if len(st.across_sets):
+        doc.h3("The same task across sets on one device")
+        doc.table(["device", "task", "category", "variant", "vs eager per set", "spread"],
+                  [[r.hw, r.task, r.category, r.variant, r.per_set, _ratio(r.spread)]
+                   for r in st.across_sets.head(SHOWN).itertuples(index=False)])
+    doc.h3("Per kernel")
+    doc.table(["task", "level", "set", "variant", "device", "verdict", "vs eager", "as timed", "recorded score",
+               "claimed vs eager", "ratio", "framework share", "no custom kernel"],
+              [[r.task, _f(_number(r.level), ".0f"), r.set, r.variant, r.hw, r.verdict if _present(r.verdict) else "-",
+                _or_why(r.speedup_eager, _cell(r.note, 70)), _x(r.speedup_as_timed), _x(r.recorded_score),
+                _x(r.recorded_vs_eager), _ratio(r.ratio), _pct(r.framework_share) if _present(r.framework_share)
+                else "-", "yes" if r.no_custom_kernel else ""] for r in st.kernels.itertuples(index=False)])
+    for note in st.notes:
+        doc.p(f"Note: {note}.")
+
+
 # --- difficulty, hardware, backends ------------------------------------------------------------
 
 def difficulty_section(doc: Document, ctx: _Context) -> None:
     cands = ctx.candidates
     doc.h2("Category-aware difficulty")
     with_baselines = ctx.glm_baselines if ctx.glm_baselines is not None else cands["method"].nunique() < 2
-    d = difficulty_analysis(ctx.attempts, include_baselines=with_baselines)
+    # imported CUDA-L1 candidates: one method per GPU set (and variant), whatever --method the runs had
+    d = difficulty_analysis(methods_by_gpu_set(ctx.attempts), include_baselines=with_baselines)
     doc.p(f"Binomial GLM of per-task correctness over {d.n} attempts"
           + (" (the eager and torch.compile baselines included as methods, since fewer than two candidate methods are "
              "present)"
@@ -582,7 +660,8 @@ def detail_section(doc: Document, ctx: _Context) -> None:
 
 BUILDERS: dict[str, Callable[[Document, _Context], None]] = {
     "environment": environment_section, "summary": summary_section, "rates": rates_section,
-    "verdicts": verdicts_section, "recorded": recorded_section, "difficulty": difficulty_section,
+    "verdicts": verdicts_section, "recorded": recorded_section, "cuda_l1": cuda_l1_section,
+    "difficulty": difficulty_section,
     "hardware": hardware_section, "backends": backends_section, "detail": detail_section,
 }
 
@@ -610,5 +689,5 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
     return doc
 
 
-__all__ = ["MAIN_SECTIONS", "SECTIONS", "build_report", "integrity_header", "portability_blocks",
+__all__ = ["MAIN_SECTIONS", "SECTIONS", "build_report", "cuda_l1_blocks", "integrity_header", "portability_blocks",
            "portability_headline"]

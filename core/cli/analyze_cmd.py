@@ -1,6 +1,8 @@
 """`mkbench analyze`: the analyses as tables on standard output (Markdown), without plots: the
 report builder's sections, one group or all; 'portability': the task x backend matrix against
-eager per profile (headline, per-backend table, slow cells), with --json writing its summary."""
+eager per profile (headline, per-backend table, slow cells), with --json writing its summary;
+'cuda-l1': imported CUDA-L1 kernels across hardware (mkbench.analysis.cuda_l1), --json writing its
+summary."""
 
 from __future__ import annotations
 
@@ -19,14 +21,17 @@ GROUPS = {"all": ("rates", "verdicts", "recorded", "difficulty", "hardware", "ba
 def add_parser(sub) -> None:
     p = sub.add_parser("analyze", help="rates, fast_p, verdicts, difficulty GLM, cross-hardware and cross-backend "
                                        "analyses; 'engine': where each run's time went; 'portability': every "
-                                       "backend's kernels against eager, task by task")
-    p.add_argument("what", nargs="?", choices=[*GROUPS, "engine", "portability"], default="all")
+                                       "backend's kernels against eager, task by task; 'cuda-l1': imported CUDA-L1 "
+                                       "kernels across GPU sets and devices, measured against recorded")
+    p.add_argument("what", nargs="?", choices=[*GROUPS, "engine", "portability", "cuda-l1"], default="all")
     add_selection_args(p)
     p.add_argument("--glm-baselines", action="store_true",
                    help="count the eager and torch.compile baselines as methods in the GLM")
     p.add_argument("--json", type=Path, dest="json_out",
                    help="portability: also write the per-backend summary (tasks, correct, median speedup over "
-                        "eager, per backend; the device) here")
+                        "eager, per backend; the device) here; cuda-l1: the per set / variant / device summary "
+                        "(devices, sets, by_set: candidates, verdicts, median_speedup_eager, no_custom_kernel, "
+                        "median_recorded_score, ...)")
     p.add_argument("--matrix", action="store_true", help="portability: print the task x backend matrix too")
 
 
@@ -35,8 +40,10 @@ def run(args) -> int:
         return engine(args)
     if args.what == "portability":
         return portability(args)
+    if args.what == "cuda-l1":
+        return cuda_l1(args)
     if args.json_out:
-        raise BadInput("--json goes with `mkbench analyze portability`")
+        raise BadInput("--json goes with `mkbench analyze portability` or `mkbench analyze cuda-l1`")
     from ..analysis.report import build_report
     results, profiles = load(args)
     doc = build_report(results, profiles, title="mkbench analysis", roles=tuple(args.roles or ("large",)),
@@ -68,6 +75,29 @@ def portability(args) -> int:
         data = summaries[0] if len(summaries) == 1 else {"profiles": summaries}
         args.json_out.parent.mkdir(parents=True, exist_ok=True)
         args.json_out.write_text(json.dumps(data, indent=2) + "\n")
+    return 0
+
+
+def cuda_l1(args) -> int:
+    """The CUDA-L1 study (headline, per set / variant / device, across devices and sets, per
+    kernel); --json: its summary."""
+    from ..analysis.cuda_l1 import study
+    from ..analysis.document import Document
+    from ..analysis.rates import attempt_table
+    from ..analysis.report import cuda_l1_blocks
+    results, profiles = load(args)
+    roles = tuple(args.roles or ("large",))
+    st = study(results, attempt_table(results, profiles, roles), roles)
+    if st is None:
+        raise BadInput("no imported CUDA-L1 candidates in the given stores (rows whose extra.import has a gpu_set "
+                       "and a variant or score_default: `mkbench import kernelbench <CUDA-L1>/optimized_cuda_code/"
+                       "<gpu>.json`, then `mkbench run --solutions ...`)")
+    doc = Document("CUDA-L1 kernels across hardware")
+    cuda_l1_blocks(doc, st)
+    print(doc.markdown())
+    if args.json_out:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(json.dumps(st.summary(), indent=2) + "\n")
     return 0
 
 
