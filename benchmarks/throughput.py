@@ -39,6 +39,22 @@ def layout(tree: Path, dest: Path) -> Path:
     return dest
 
 
+def finish(proc: subprocess.Popen, limit: float | None, grace: float = 30.0) -> int | None:
+    """``proc``'s exit status once it ends, or None where it ran past ``limit`` seconds and was stopped:
+    SIGTERM, as a user's Ctrl-C (the run records its engine clock, timing phases included, as it stops;
+    the store keeps what finished), then SIGKILL past ``grace`` seconds more."""
+    try:
+        return proc.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        return None
+
+
 def run(label: str, tree: Path, out: Path, args: list[str], limit: float) -> dict:
     dest = layout(tree, Path(tempfile.mkdtemp(prefix=f"mkbench-{label}-")))
     env = dict(os.environ, PYTHONPATH=str(dest), PYTHONUNBUFFERED="1")
@@ -49,19 +65,7 @@ def run(label: str, tree: Path, out: Path, args: list[str], limit: float) -> dic
     with open(out / f"{label}.log", "w") as log:
         log.write("$ " + " ".join(cmd) + "\n")
         log.flush()
-        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=dest)
-        try:
-            code = proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            # SIGTERM, as a user's Ctrl-C: the run records its engine clock (timing phases included)
-            # as it stops; the store keeps what finished
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            code = None
+        code = finish(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=dest), limit)
     wall = time.monotonic() - t
     print(f"{label}: exit {code}, {wall:.0f} s", flush=True)
     return {"label": label, "exit": code, "wall_s": round(wall, 1), **measure(store)}
