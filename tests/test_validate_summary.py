@@ -124,8 +124,8 @@ def test_gpus_name_visible_devices_in_turn():
 
 
 def test_pool_processes_each_take_one_gpu_in_turn():
-    from mkbench.cli.validate_cmd import _pool
-    with _pool(3, ["7", "9"]) as pool:
+    from mkbench.cli.validate_cmd import _gpu_pool
+    with _gpu_pool(3, ["7", "9"]) as pool:
         seen = sorted(pool.submit(os.getenv, "CUDA_VISIBLE_DEVICES").result() for _ in range(12))
     assert set(seen) <= {"7", "9"} and seen  # every process pinned; which process ran which call is the pool's
 

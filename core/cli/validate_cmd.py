@@ -84,9 +84,12 @@ def _check_inputs_here(task, v, device: str) -> None:
                               "for the same seed")
 
 
-def _pool(jobs: int, gpus: list[str] | None = None):
-    if not gpus:
-        return ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_one_thread)
+def _pool(jobs: int):
+    return ProcessPoolExecutor(jobs, mp_context=get_context("spawn"), initializer=_one_thread)
+
+
+def _gpu_pool(jobs: int, gpus: list[str]):
+    """``--gpus``: the pool's processes pinned to the GPUs in turn."""
     ctx = get_context("spawn")
     turns = ctx.Queue()
     for k in range(jobs):  # each process takes one GPU, in turn: as many processes on each
@@ -216,7 +219,7 @@ def run(args) -> int:
     report = _Summary(getattr(args, "summary", None), tasks, outcomes, device=device_name(args.device),
                       device_kind=args.device, gpus=len(gpus) if gpus else (1 if args.device == "cuda" else 0),
                       shape_roles=list(roles), seeds=seeds, with_compile=args.with_compile)
-    with _pool(max(1, jobs), gpus) as pool:
+    with (_gpu_pool(max(1, jobs), gpus) if gpus else _pool(max(1, jobs))) as pool:
         futures = {pool.submit(_validate_one, name, *task_args): i for i, name in enumerate(names)}
         for future in as_completed(futures):
             i = futures[future]
