@@ -183,11 +183,18 @@ def resolve_profile(requested: str, profiles: dict[str, HardwareProfile], probe:
 PEAK_KEY = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "int8": "int8"}
 
 
-def roofline_floor_us(row: dict[str, Any], hw: HardwareProfile) -> float | None:
-    """The least time the profile's peak bandwidth and FLOP rate allow for this row's work."""
+def roofline_times_us(row: dict[str, Any], hw: HardwareProfile) -> tuple[float, float] | None:
+    """(memory time, math time) in microseconds: this row's bytes at the profile's peak bandwidth and
+    its FLOPs at the dtype's peak rate; None where the row counts neither."""
     peak = hw.peak_tflops.get(PEAK_KEY.get(row["dtype"], "fp32")) or hw.peak_tflops.get("fp32")
     if not row.get("bytes") and not row.get("flops"):
         return None
     t_mem = (row.get("bytes") or 0.0) / (hw.memory_bandwidth_gbs * 1e9)
     t_math = (row.get("flops") or 0.0) / (peak * 1e12) if peak else 0.0
-    return max(t_mem, t_math) * 1e6
+    return t_mem * 1e6, t_math * 1e6
+
+
+def roofline_floor_us(row: dict[str, Any], hw: HardwareProfile) -> float | None:
+    """The least time the profile's peak bandwidth and FLOP rate allow for this row's work."""
+    times = roofline_times_us(row, hw)
+    return None if times is None else max(times)

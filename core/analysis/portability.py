@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from ..candidate import source_hash
-from ..hardware import PEAK_KEY, HardwareProfile
+from ..hardware import HardwareProfile, roofline_times_us
 from ..metrics import geomean, median
 from ..verdicts import Verdict, counts_as_correct
 from .dataset import ResultSet
@@ -156,8 +156,9 @@ def _one_profile(hw: str, results: ResultSet, attempts: pd.DataFrame, profile: H
                           "correct": bool(a["correct"]), "correct_count": a["correct_count"], "speedup_eager": sp,
                           "timer": _timers(g), "note": None if sp is not None else _why_no_speedup(a, eager),
                           "run_key": a["run_key"]})
-    cells = pd.DataFrame(cells, columns=["task", "category", "backend", "verdict", "correct", "correct_count",
-                                         "speedup_eager", "timer", "note", "run_key"])
+    cells = _absent_as_none(pd.DataFrame(cells, columns=["task", "category", "backend", "verdict", "correct",
+                                                         "correct_count", "speedup_eager", "timer", "note", "run_key"]),
+                            ("verdict",))
 
     timed = cells[cells["speedup_eager"].notna()]
     per_task = timed.groupby("task")["backend"].nunique()
@@ -186,6 +187,7 @@ def _one_profile(hw: str, results: ResultSet, attempts: pd.DataFrame, profile: H
         "backend", "tasks", "correct", "missing", "not_run", "timed", "rows_correct", "rows", "median_speedup_eager",
         "median_common", "geomean_speedup_eager", "slowest", "slowest_speedup", "fastest", "fastest_speedup",
         "timer"])
+    per_backend = _absent_as_none(per_backend, ("slowest", "fastest"))
 
     slow = []
     for c in timed[timed["speedup_eager"] < SLOW].sort_values("speedup_eager").itertuples(index=False):
@@ -199,6 +201,14 @@ def _one_profile(hw: str, results: ResultSet, attempts: pd.DataFrame, profile: H
     eager_rows = rows[(rows["method"] == "eager") & rows["task"].isin(cells["task"])]
     return Portability(hw, ", ".join(devices) or "?", roles, labels, cells, per_backend, slow, common,
                        _timers(eager_rows), notes)
+
+
+def _absent_as_none(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """Missing values of ``columns`` as None: pandas turns a column of Nones into NaN, which is truthy
+    and which tables printed as 'nan' (a backend that ran nothing on the profile)."""
+    for c in columns:
+        frame[c] = frame[c].astype(object).where(frame[c].notna(), None)
+    return frame
 
 
 def _timers(g: pd.DataFrame) -> str:
@@ -273,11 +283,11 @@ def roofline_shares(rows: pd.DataFrame, profile: HardwareProfile) -> tuple[str |
         t = r.time_median_us
         if not t or t <= 0:
             continue
-        peak = profile.peak_tflops.get(PEAK_KEY.get(r.dtype, "fp32")) or profile.peak_tflops.get("fp32")
-        t_mem = (r.bytes or 0.0) / (profile.memory_bandwidth_gbs * 1e9) * 1e6 if r.bytes == r.bytes else 0.0
-        t_math = (r.flops or 0.0) / (peak * 1e12) * 1e6 if peak and r.flops == r.flops else 0.0
-        if not t_mem and not t_math:
+        counts = {k: None if pd.isna(v) else v for k, v in (("bytes", r.bytes), ("flops", r.flops))}
+        times = roofline_times_us({"dtype": r.dtype, **counts}, profile)
+        if times is None or not any(times):
             continue
+        t_mem, t_math = times
         bounds.append("memory" if t_mem >= t_math else "compute")
         shares.append(max(t_mem, t_math) / t)
     if not shares:
