@@ -33,7 +33,7 @@ from ..hardware import HardwareProfile, roofline_times_us
 from ..metrics import geomean, median
 from ..verdicts import Verdict, counts_as_correct
 from .dataset import ResultSet
-from .rates import attempt_table
+from .rates import NO_SPEED, attempt_table
 
 #: a cell more than this many times slower than eager (speedup below it) is listed with a reason
 SLOW = 0.5
@@ -48,9 +48,6 @@ TIMER_MEANING = {
     "host-clock": "host clock (CPU)",
 }
 
-#: why a cell has no speedup, by how its rows were timed (rates.attempt_table's ``timing``)
-NOT_SPEED = {"interpreted": "interpreted: times are not speed", "compiled": "compiled only: not run here",
-             "untimed": "not timed"}
 
 
 @dataclass
@@ -222,13 +219,13 @@ def _why_no_speedup(a: pd.Series, eager: pd.DataFrame) -> str:
     if a["verdict"] == Verdict.MISSING:
         return "no reference kernel for this task"
     if a["verdict"] == Verdict.COMPILED:
-        return NOT_SPEED["compiled"]
+        return NO_SPEED["compiled"]
     if not a["correct"]:
         first = str(a.get("first_error") or "").split("\n")[0][:80]
         return f"not correct on every shape and dtype ({a['verdict']}, {a['correct_count']})" + (
             f": {first}" if first else "")
     if a["timing"] != "timed":
-        return NOT_SPEED.get(a["timing"], a["timing"])
+        return NO_SPEED.get(a["timing"], a["timing"])
     base = eager[(eager["run_key"] == a["run_key"]) & (eager["task"] == a["task"])]
     if base.empty:
         return "no eager baseline in this run"
@@ -345,5 +342,5 @@ def read_limitation(path: Path) -> str | None:
     return None
 
 
-__all__ = ["NOT_SPEED", "SLOW", "TIMER_MEANING", "Portability", "declared_limitation", "portability",
+__all__ = ["SLOW", "TIMER_MEANING", "Portability", "declared_limitation", "portability",
            "read_limitation", "roofline_shares", "slow_reason"]
