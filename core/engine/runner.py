@@ -146,7 +146,8 @@ class Runner:
         # The fork server's imports (seconds) overlap the device probe; what Triton must be told at
         # import is known from the device nodes present (a GPU machine has /dev/nvidiactl or /dev/kfd).
         gpu_nodes = any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/kfd"))
-        server_env = {"TRITON_INTERPRET": "0" if gpu_nodes else "1", **self._import_env(backend)}
+        import_env = self._import_env(backend)
+        server_env = {"TRITON_INTERPRET": "0" if gpu_nodes else "1", **import_env}
         starter = threading.Thread(target=procs.context, args=(modules, server_env))
         starter.start()
         try:
@@ -182,7 +183,7 @@ class Runner:
             return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []), session]}
 
         try:
-            executor = self._executor(hw, probe, run, modules, self._import_env(backend))
+            executor = self._executor(hw, probe, run, modules, import_env)
             cached = set()
             for unit in todo:
                 rows = self._cached_rows(unit, env_key)
