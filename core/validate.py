@@ -217,8 +217,8 @@ def _positive_controls(task: Task, shape: Shape, dtype: str, device: str, seed: 
     if compile_control:
         positives["torch.compile"] = torch.compile(baseline_reference(task))
     for name, fn in positives.items():
-        v.positives_run += 1
         res = check_callable(task, fn, shape, dtype, seeds, seed, device)
+        v.positives_run += 1  # counted once its check has finished: one cut by an error is no verdict
         if res.ok:
             v.positives_passed += 1
         else:
@@ -256,8 +256,9 @@ def _validate_combo(task: Task, shape: Shape, dtype: str, device: str, seed: int
             continue
         if name == "returns_input" and returns_input_impossible(task, inputs):
             continue
-        v.controls_run += 1
-        if check_callable(task, fn, shape, dtype, 1, seed, device).ok:
+        accepted = check_callable(task, fn, shape, dtype, 1, seed, device).ok
+        v.controls_run += 1  # counted once its check has finished (an out-of-memory error is not 'accepted')
+        if accepted:
             v.problems.append(f"{where}: negative control '{name}' was accepted")
         else:
             v.controls_rejected += 1

@@ -125,6 +125,27 @@ def test_out_of_memory_is_recorded_by_validate_task(tmp_path, monkeypatch):
     assert not v.ok
 
 
+def test_out_of_memory_inside_a_control_is_not_counted_as_accepted(tmp_path, monkeypatch):
+    # seen on an H100 (3 tasks per GPU): a negative control cut by OutOfMemoryError was counted as
+    # run and not rejected, so the summary said 'negative_accepted: 1' with no control named
+    task = load_task_file(_write_task(tmp_path, "oom_fake"))
+    real = validate_mod.check_callable
+    calls = []
+
+    def check(task, fn, shape, dtype, seeds, seed, device):
+        calls.append(shape.name)
+        if shape.name == "awkward":
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+        return real(task, fn, shape, dtype, seeds, seed, device)
+
+    monkeypatch.setattr(validate_mod, "check_callable", check)
+    v = validate_task(task, validate_cmd.build_registry().hardware["cpu"])
+    assert "awkward" in calls and v.out_of_memory == ["awkward/float32"]
+    counts = v.counts()
+    assert counts["negative_accepted"] == 0 and counts["positive_rejected"] == 0
+    assert counts["negative_controls"] == v.controls_rejected > 0
+
+
 # --- item 2: a nondeterministic reference within its contract --------------------------------------
 
 def test_reference_nondeterministic_within_its_contract_is_a_note(tmp_path):
