@@ -185,8 +185,12 @@ PEAK_KEY = {"float64": "fp64", "float32": "fp32", "float16": "fp16", "bfloat16":
 
 def roofline_times_us(row: dict[str, Any], hw: HardwareProfile) -> tuple[float, float] | None:
     """(memory time, math time) in microseconds: this row's bytes at the profile's peak bandwidth and
-    its FLOPs at the dtype's peak rate; None where the row counts neither."""
-    peak = hw.peak_tflops.get(PEAK_KEY.get(row["dtype"], "fp32")) or hw.peak_tflops.get("fp32")
+    its FLOPs at the peak rate of the precision its math runs in (the task's ``math_peak``, recorded
+    in the row's ``extra``, e.g. int8 for an int8 x int8 matmul with bfloat16 output; otherwise the
+    row's dtype); None where the row counts neither."""
+    extra = row.get("extra")
+    key = (extra.get("math_peak") if isinstance(extra, dict) else None) or PEAK_KEY.get(row["dtype"], "fp32")
+    peak = hw.peak_tflops.get(key) or hw.peak_tflops.get("fp32")
     if not row.get("bytes") and not row.get("flops"):
         return None
     t_mem = (row.get("bytes") or 0.0) / (hw.memory_bandwidth_gbs * 1e9)

@@ -88,14 +88,18 @@ class Task:
     baseline_compute_reason: str | None = None
     #: what the PyTorch baselines (eager, torch.compile) run instead of the reference, or None (they
     #: run the reference). Set where the reference is the judge's ground truth but not what PyTorch
-    #: code for the task's stated algorithm does (power_iteration's reference is a float64 eigh, 41 s
-    #: a call on an H200 at the large shape, timing out): a function of the task's inputs, at the
-    #: task's dtype, that must pass the task's contract (``mkbench validate`` runs it as the positive
-    #: control) and that torch.compile can build (no data-dependent Python control flow); rows say so
-    #: (:func:`baseline_variant`). Not combined with ``baseline_compute_dtype``.
+    #: code for the task's stated algorithm does (power_iteration's reference is a float64
+    #: eigenpair, which was a torch.linalg.eigh of 41 s a call on an H200 at the large shape): a
+    #: function of the task's inputs, at the task's dtype, that must pass the task's contract
+    #: (``mkbench validate`` runs it as the positive control) and that torch.compile can build (no
+    #: data-dependent Python control flow); rows say so (:func:`baseline_variant`). Not combined with ``baseline_compute_dtype``.
     baseline: Callable[..., Any] | None = None
     #: what ``baseline`` computes and why it replaces the reference (shown with the variant); required with it
     baseline_reason: str | None = None
+    #: the hardware profile's peak rate (``peak_tflops`` key: fp8, int8, ...) the task's FLOPs run at,
+    #: where that is not the task's dtype's: an int8 x int8 matmul with a bfloat16 output runs on the
+    #: int8 tensor cores. The roofline (the hack rule's floor, efficiency) uses it; None: the dtype's
+    math_peak: str | None = None
     #: ``resident_bytes(shape, dtype)``: the bytes the inputs and outputs occupy in memory, where that is
     #: more than ``bytes`` (the traffic the roofline counts: a gather reads a fraction of its table), or
     #: None. The device's memory budget scales the larger of the two (:func:`mkbench.engine.device.footprint`)
@@ -129,6 +133,11 @@ class Task:
                                "computes in whatever dtype it states)")
         elif self.baseline_reason:
             raise BadInput(f"task {self.name}: baseline_reason is set without a baseline")
+        if self.math_peak is not None:
+            from .hardware import PEAK_KEYS  # hardware does not import task: no cycle
+            if self.math_peak not in PEAK_KEYS:
+                raise BadInput(f"task {self.name}: math_peak must be one of {', '.join(PEAK_KEYS)}, "
+                               f"not {self.math_peak!r}")
         names = [s.name for s in self.shapes]
         if len(set(names)) != len(names):
             raise BadInput(f"task {self.name}: duplicate shape names {names}")

@@ -199,3 +199,31 @@ def test_profile_rates_are_consistent(profiles, name):
         assert p["fp8"] <= p["int8"] <= 2 * p["fp8"], (name, p)
     vendors = {"nvidia": ("cuda",), "amd": ("cuda",), "intel": ("xpu",), "google": ("tpu",)}
     assert profiles[name].device in vendors[profiles[name].vendor]
+
+
+# --- the roofline's FLOP rate: the precision the math runs in (Task.math_peak) ------------------------
+
+def test_roofline_uses_the_tasks_math_peak_not_the_output_dtype():
+    # seen on one H200 (reports/2026-11-28-main-job-1gpu): mkbench's own w8a8_matmul reference, large
+    # shape, bfloat16 output, timed at 1726.4 us was called hack, "under the roofline floor of 2222.6
+    # us": its 2.2 TFLOP of int8 products were counted at the bfloat16 rate (989 TFLOP/s), not int8's
+    from mkbench.hardware import roofline_floor_us
+    from mkbench.task import load_task_file
+
+    hw = build_registry().hardware["h200"]
+    task = load_task_file(Path(__file__).resolve().parents[1] / "tasks" / "quantization" / "w8a8_matmul.py")
+    shape = task.shape("large")
+    row = {"dtype": "bfloat16", "flops": task.flops(shape), "bytes": 0.0}
+    assert roofline_floor_us(row, hw) == pytest.approx(2222.6, abs=0.1)  # the rate that accused it
+    floor = roofline_floor_us({**row, "extra": {"math_peak": task.math_peak}}, hw)
+    assert task.math_peak == "int8" and floor == pytest.approx(task.flops(shape) / hw.peak_tflops["int8"] / 1e6)
+    assert floor < 1726.4
+
+
+def test_math_peak_must_name_a_profile_peak():
+    from mkbench.task import Shape, Task
+
+    with pytest.raises(BadInput, match="math_peak must be one of"):
+        Task(name="t", category="matmul", description="d", reference=lambda x: x, make_inputs=lambda s, d, g: (),
+             shapes=[Shape("small", {}, "small")], contract=None, flops=lambda s: 0.0, bytes=lambda s, d: 0.0,
+             math_peak="int4")

@@ -281,7 +281,7 @@ def roofline_shares(rows: pd.DataFrame, profile: HardwareProfile) -> tuple[str |
         if not t or t <= 0:
             continue
         counts = {k: None if pd.isna(v) else v for k, v in (("bytes", r.bytes), ("flops", r.flops))}
-        times = roofline_times_us({"dtype": r.dtype, **counts}, profile)
+        times = roofline_times_us({"dtype": r.dtype, "extra": getattr(r, "extra", None), **counts}, profile)
         if times is None or not any(times):
             continue
         t_mem, t_math = times

@@ -58,7 +58,8 @@ def _efficiency(rows: pd.DataFrame, profiles: dict[str, HardwareProfile]) -> pd.
         if hw is None or hw.device == "cpu" or not counts_as_correct(r.verdict) or not t or (r.interpreted or 0):
             out.append(np.nan)
             continue
-        floor = roofline_floor_us({"dtype": r.dtype, "bytes": r.bytes, "flops": r.flops}, hw)
+        floor = roofline_floor_us({"dtype": r.dtype, "bytes": r.bytes, "flops": r.flops,
+                                    "extra": getattr(r, "extra", None)}, hw)
         out.append(floor / t if floor else np.nan)
     return pd.Series(out, index=rows.index, dtype=float)
 

@@ -94,6 +94,7 @@ TASK = Task(
     category="quantization",
     description="FP8 E4M3 GEMM y = (A @ B^T) * a_scale[:, None] * b_scale[None, :] with row-wise float32 scales, float32 "
                 "accumulation and bfloat16 output; operands as uint8 E4M3 bit patterns, B [N, K]",
+    math_peak="fp8",  # the products run on the FP8 tensor cores; the bfloat16 output says nothing of the math
     reference=reference,
     make_inputs=make_inputs,
     shapes=[

@@ -90,6 +90,7 @@ TASK = Task(
     name="w8a8_matmul",
     category="quantization",
     description="int8 x int8 matmul with exact int32 accumulation, scaled by per-row activation and per-channel weight fp32 scales",
+    math_peak="int8",  # the products run on the int8 tensor cores (int32 accumulation); the output dtype says nothing of the math
     reference=reference,
     make_inputs=make_inputs,
     shapes=[
