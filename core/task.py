@@ -92,7 +92,8 @@ class Task:
     #: eigenpair, which was a torch.linalg.eigh of 41 s a call on an H200 at the large shape): a
     #: function of the task's inputs, at the task's dtype, that must pass the task's contract
     #: (``mkbench validate`` runs it as the positive control) and that torch.compile can build (no
-    #: data-dependent Python control flow); rows say so (:func:`baseline_variant`). Not combined with ``baseline_compute_dtype``.
+    #: data-dependent Python control flow); rows say so (:func:`baseline_variant`). Not combined
+    #: with ``baseline_compute_dtype``.
     baseline: Callable[..., Any] | None = None
     #: what ``baseline`` computes and why it replaces the reference (shown with the variant); required with it
     baseline_reason: str | None = None
