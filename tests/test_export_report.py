@@ -163,3 +163,10 @@ def test_json_export_is_one_document(cli, h100_store, tmp_path):
     finally:
         store.close()
     assert doc["runs"][0]["machine"]["device_name"] == "NVIDIA H100 80GB HBM3" and len(doc["results"]) > 100
+
+
+def test_a_share_reads_100_or_0_percent_only_when_exact():
+    from mkbench.analysis.report import _pct
+
+    assert [_pct(x) for x in (1.0, 200 / 201, 0.9999, 0.5, 1 / 201, 1e-5, 0.0, None)] == \
+        ["100%", "99.5%", "99.9%", "50%", "0.5%", "0.1%", "0%", "-"]

@@ -75,7 +75,16 @@ def _f(x: Any, fmt: str = ".2f") -> str:
 
 
 def _pct(x: Any) -> str:
-    return _f(x, ".0%") if x is not None else "-"
+    """A share as a percentage; never '0%' or '100%' unless exactly so (200 of 201 correct is
+    99.5%, not 100%: one hack attempt among 201 hid that way in an H200 main job's report)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    x = float(x)
+    if 0 < x < 0.005:
+        return format(max(x, 0.001), ".1%")
+    if 0.995 <= x < 1:
+        return format(min(x, 0.999), ".1%")
+    return format(x, ".0%")
 
 
 def _number(x: Any) -> float | None:
