@@ -146,6 +146,19 @@ def test_the_same_kernel_on_two_devices_and_across_sets(st):
     assert "1 kernel(s) timed on both h100 and h200: median speedup on h200 / on h100 2.00" in text
 
 
+def test_right_answers_on_two_devices_as_timed(st):
+    # every right answer (correct or framework) on both devices, as timed; a kernel wrong on one is left out
+    t = st.pairs_as_timed
+    assert "kb_l2_1" not in set(t["task"])  # correct on h100, incorrect on h200
+    row = t[(t["task"] == "kb_l1_1") & (t["set"] == "a100")].iloc[0]
+    assert (row.verdict_a, row.verdict_b, row.hw_a, row.hw_b) == ("correct", "correct", "h100", "h200")
+    assert (row.speedup_a, row.speedup_b, row.b_over_a) == pytest.approx((2.0, 4.0, 2.0))
+    assert list(t["spread"]) == sorted(t["spread"], reverse=True)
+    assert f"Counting every right answer as timed (framework ones included), {len(t)} kernel(s) ran on both h100 " \
+           "and h200" in st.headline()
+    assert st.summary()["cross_device_as_timed"][0]["spread"] == pytest.approx(t["spread"].iloc[0])
+
+
 def test_glm_method_is_the_gpu_set(stores):
     results = load_results(list(stores))
     attempts = attempt_table(results, PROFILES)

@@ -98,6 +98,10 @@ class CudaL1Study:
     verdict_changes: pd.DataFrame  # the same kernel with a different verdict on two devices
     across_sets: pd.DataFrame  # the same task and variant from several sets on one device
     notes: list[str] = field(default_factory=list)
+    #: the same kernel with a right answer (correct or framework) on two devices: its as-timed
+    #: speedups, largest spread first. Where few kernels are correct (CUDA-L1's answer mostly from
+    #: PyTorch's own kernels), this is what says how the submitted code's speed moves across cards.
+    pairs_as_timed: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def headline(self) -> str:
         return headline(self)
@@ -234,7 +238,7 @@ def study(results: ResultSet, attempts: pd.DataFrame, roles: tuple[str, ...] = (
     groups = _groups(kernels, sets, variants, devices)
     pairs, changes = _pairs(kernels)
     return CudaL1Study(roles, devices, names, sets, variants, kernels, groups, pairs, changes,
-                       _across_sets(kernels), notes)
+                       _across_sets(kernels), notes, pairs_as_timed=_pairs_as_timed(kernels))
 
 
 def _variant_order(v: str) -> tuple[int, str]:
@@ -306,6 +310,29 @@ def _pairs(kernels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     pairs_df = pd.DataFrame(pairs, columns=cols).sort_values("spread", ascending=False).reset_index(drop=True)
     return pairs_df, pd.DataFrame(changes, columns=["task", "category", "set", "variant", "hw_a", "hw_b", "verdict_a",
                                                     "verdict_b", "note_a", "note_b"])
+
+
+PAIR_AS_TIMED_COLUMNS = ["task", "category", "set", "variant", "hw_a", "hw_b", "verdict_a", "verdict_b", "speedup_a",
+                         "speedup_b", "b_over_a", "spread", "recorded_vs_eager"]
+
+
+def _pairs_as_timed(kernels: pd.DataFrame) -> pd.DataFrame:
+    """The same kernel (task, set, variant) with a right answer on two devices and the same problem
+    sizes: each device's as-timed speedup over eager (geometric mean over the study's shapes,
+    framework answers included), their ratio and max/min spread."""
+    ran = kernels[kernels["ran"] & kernels["speedup_as_timed"].notna()]
+    out = []
+    for (task, s, v), g in ran.groupby(["task", "set", "variant"]):
+        for (_, a), (_, b) in itertools.combinations(g.sort_values("hw").iterrows(), 2):
+            if not _same_problem(pd.DataFrame([{"flops": x["flops"], "bytes": x["bytes"]} for x in (a, b)])):
+                continue
+            sa, sb = float(a["speedup_as_timed"]), float(b["speedup_as_timed"])
+            out.append({"task": task, "category": a["category"], "set": s, "variant": v, "hw_a": a["hw"],
+                        "hw_b": b["hw"], "verdict_a": a["verdict"], "verdict_b": b["verdict"], "speedup_a": sa,
+                        "speedup_b": sb, "b_over_a": sb / sa, "spread": max(sa, sb) / min(sa, sb),
+                        "recorded_vs_eager": a["recorded_vs_eager"]})
+    df = pd.DataFrame(out, columns=PAIR_AS_TIMED_COLUMNS)
+    return df.sort_values("spread", ascending=False).reset_index(drop=True)
 
 
 def _across_sets(kernels: pd.DataFrame) -> pd.DataFrame:
@@ -382,6 +409,13 @@ def headline(st: CudaL1Study) -> str:
                      "compared across them.")
     else:
         parts.append(f"One device only ({st.devices[0]}): nothing to compare across hardware yet.")
+    for (ha, hb), p in st.pairs_as_timed.groupby(["hw_a", "hw_b"]):
+        r = p["b_over_a"]
+        parts.append(f"Counting every right answer as timed (framework ones included), {len(p)} kernel(s) ran on both "
+                     f"{ha} and {hb}: median speedup on {hb} / on {ha} {median(r):.2f}, {int((r < KEEP).sum())} lose "
+                     f"more than {1 - KEEP:.0%} of it and {int((r > 1 / KEEP).sum())} gain more than "
+                     f"{1 / KEEP - 1:.0%}; largest spread {p['spread'].max():.2f}x ({p.iloc[0]['task']}, set "
+                     f"{p.iloc[0]['set']}).")
     if len(st.verdict_changes):
         parts.append(f"{len(st.verdict_changes)} kernel(s) change verdict between devices (listed below).")
     return " ".join(parts)
@@ -413,6 +447,10 @@ def summary(st: CudaL1Study) -> dict[str, Any]:
             "cross_device": [{"task": p.task, "set": p.set, "variant": p.variant, p.hw_a: _r(p.speedup_a),
                               p.hw_b: _r(p.speedup_b), "spread": _r(p.spread)}
                              for p in st.pairs.head(SHOWN).itertuples(index=False)],
+            "cross_device_as_timed": [{"task": p.task, "set": p.set, "variant": p.variant, p.hw_a: _r(p.speedup_a),
+                                       p.hw_b: _r(p.speedup_b), "verdicts": [p.verdict_a, p.verdict_b],
+                                       "spread": _r(p.spread)}
+                                      for p in st.pairs_as_timed.head(SHOWN).itertuples(index=False)],
             "notes": st.notes}
 
 
