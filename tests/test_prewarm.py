@@ -3,6 +3,7 @@ before the unit holds the device, and never seen by the evaluation."""
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,7 @@ def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewar
     code, out, err = cli("run", "--backend", "prewarm_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
                          "--task", "silu", "--shape-role", "small", "--dtype", "float32", "--seeds", "1",
                          "--baselines", "none", "--no-timing", "--store", store, "--json", tmp_path / "r.json",
-                         "--no-progress", "--executor", executor)
+                         "--no-progress", "--executor", executor, "--compile-workers", "2")
     assert code == 0, err
     rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
     assert rows
@@ -59,6 +60,10 @@ def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewar
         extra = r["extra"] if isinstance(r["extra"], dict) else json.loads(r["extra"])
         step = "compile_ahead" if executor == "local" else "prewarm"
         assert extra["unit_seconds"]["steps"][step] > 0, extra["unit_seconds"]
+        if executor == "local":  # the wait for a compile-ahead worker, apart from the work
+            assert extra["unit_seconds"]["steps"]["compile_queue"] >= 0, extra["unit_seconds"]
+    (env,) = sqlite3.connect(store).execute("select env from runs").fetchone()
+    assert json.loads(env)["engine"]["compile_workers"] == 2  # recorded with the run, whichever executor
     logs = list(tmp_path.glob("r-logs/**/silu__*.log"))
     assert logs, list(tmp_path.rglob("*.log"))
     text = logs[0].read_text()

@@ -80,6 +80,9 @@ def add_parser(sub) -> None:
                         f"{DEFAULT_FRAMEWORK_THRESHOLD})")
     p.add_argument("--workers", type=check.count(1, 1024),
                    help="processes preparing candidates on the CPU (default: the cores)")
+    p.add_argument("--compile-workers", type=check.count(1, 256), metavar="N",
+                   help="throwaway workers compiling candidates' JIT kernels ahead of the lanes "
+                        "(default: a quarter of --workers)")
     p.add_argument("--lanes", type=check.count(1, 64),
                    help="correctness lanes per device "
                         "(default: three quarters of the CPU cores per GPU, 2 to 12; the cores on a CPU)")
@@ -135,7 +138,8 @@ def run(args) -> int:
                       unit=args.unit_limit),
         resume=args.resume, timed=not args.no_timing,
         policy=Policy(args.framework_ops, args.framework_threshold),
-        workers=args.workers, lanes=args.lanes, timing_batch=args.timing_batch, gpus=args.gpus,
+        workers=args.workers, compile_workers=args.compile_workers, lanes=args.lanes,
+        timing_batch=args.timing_batch, gpus=args.gpus,
         timing_queue=args.timing_queue, timing_gather_s=args.timing_gather,
         worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,

@@ -28,7 +28,8 @@ TRACE_STEPS = ("run_traced", "trace_step")
 #: which cost as much untraced (a candidate's first call: its JIT compile, autotuning, set-up)
 TRACE_OVERHEAD = "trace_overhead"
 #: steps outside the unit's stages but inside its lane: the compile ahead where a lane made it (Ray),
-#: the worker's start, its stop. The compile-ahead stage's own pool (``compile_ahead``) is not lane time.
+#: the worker's start, its stop. The compile-ahead stage's own pool (``compile_ahead``, and the wait for
+#: one of its workers, ``compile_queue``) is not lane time.
 OUTSIDE_STAGES = ("prewarm", "fork", "stop")
 
 

@@ -23,9 +23,10 @@ from .session import WorkerSession
 
 
 def default_workers(cores: int) -> int:
-    """Throwaway workers compiling at once: a quarter of the cores. On an H100 host (16 cores, 12
-    lanes), as many as the cores made the lanes' own host work (the judge, worker start-up) several
-    times slower while they compiled."""
+    """Throwaway workers compiling at once (``--compile-workers``; default a quarter of the cores).
+    On an H100 host (16 cores, 12 lanes), as many as the cores made the lanes' own host work (the
+    judge, worker start-up) several times slower while they compiled; on an H200 main job the 4 of
+    16 cores were busy for most of the run (docs/engine.md), so the number is a flag to measure."""
     return max(1, cores // 4)
 
 
@@ -78,9 +79,11 @@ class CompileAhead:
     def submit(self, unit, log_path: Path | None, env: dict[str, str]) -> cf.Future:
         device_env = self.envs[self._turn % len(self.envs)]
         self._turn += 1
-        return self.pool.submit(self._run, unit, dict(device_env, **env), log_path)
+        return self.pool.submit(self._run, unit, dict(device_env, **env), log_path, time.monotonic())
 
-    def _run(self, unit, env: dict[str, str], log_path: Path | None) -> float | None:
+    def _run(self, unit, env: dict[str, str], log_path: Path | None, queued_at: float) -> float | None:
+        # the wait for a free worker, apart from the work: whether this pool is what units wait on
+        unit.compile_queued = round(time.monotonic() - queued_at, 3)
         if self.closing:
             return None
         current: list[Child] = []

@@ -307,6 +307,8 @@ class Device:
                 obs = obs.with_step("prewarm", prewarm)  # lane time
             if unit.compiled_ahead is not None:
                 obs = obs.with_step("compile_ahead", unit.compiled_ahead)  # before the lane took it
+            if unit.compile_queued is not None:
+                obs = obs.with_step("compile_queue", unit.compile_queued)  # waiting for a compile-ahead worker
             return obs
         except Exception as exc:  # mkbench's own failure: it costs this unit, with the reason, not the run
             import traceback

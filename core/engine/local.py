@@ -29,8 +29,9 @@ class LocalExecutor:
 
     def __init__(self, devices: list[Device], workers: int, settings: EvalSettings,
                  log_path: Callable[[Unit], Path | None], unit_env: Callable[[Unit], dict[str, str]],
-                 modules: tuple[str, ...] = ()):
+                 modules: tuple[str, ...] = (), compile_workers: int | None = None):
         self.devices, self.workers, self.settings = devices, max(workers, 1), settings
+        self.compile_workers = compile_workers or compile_ahead.default_workers(self.workers)
         self.log_path, self.unit_env, self.modules = log_path, unit_env, modules
         self._load = {d.name: 0 for d in devices}
 
@@ -48,7 +49,7 @@ class LocalExecutor:
         lanes = {d.name: cf.ThreadPoolExecutor(d.slots, thread_name_prefix=f"mkbench-{d.name}")
                  for d in self.devices}
         ahead = compile_ahead.CompileAhead([d.env for d in self.devices], self.settings, self.modules,
-                                           compile_ahead.default_workers(self.workers))
+                                           self.compile_workers)
         pending: dict[cf.Future, tuple[str, Unit]] = {}
         # Units ready for a lane, by plan position: a lane takes the earliest, so a task's baseline and
         # its candidate run near each other (baselines need no preparing; queued first, they would all

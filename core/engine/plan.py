@@ -39,6 +39,7 @@ class Unit:
     metadata: dict[str, Any] = field(default_factory=dict)  # what an importer recorded about the candidate
     device_name: str | None = None  # where the executor sent it
     compiled_ahead: float | None = None  # seconds the compile-ahead stage spent on it (None: not run there)
+    compile_queued: float | None = None  # seconds it waited for a compile-ahead worker (None: not queued there)
 
     @property
     def key(self) -> tuple[str, str, str]:

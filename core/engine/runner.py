@@ -54,6 +54,7 @@ class RunOptions:
     timed: bool = True  # False: correctness only, nothing timed (rows say 'not_timed')
     policy: Policy = field(default_factory=Policy)
     workers: int | None = None   # CPU prepare pool (default: the cores)
+    compile_workers: int | None = None  # compile-ahead pool (default: compile_ahead.default_workers(workers))
     lanes: int | None = None     # lanes per device (default: device.default_lanes on a GPU, the cores on a CPU)
     timing_batch: int | None = None  # units per exclusive timing phase (default: device.default_timing_batch)
     timing_queue: int | None = None  # units waiting to be timed without a lane (default: device.default_timing_queue)
@@ -243,7 +244,8 @@ class Runner:
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
         env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "timing_batch": opt.timing_batch,
                          "timing_queue": opt.timing_queue, "timing_gather_s": opt.timing_gather_s,
-                         "gpus": opt.gpus, "workers": opt.workers, "worker_memory_mb": opt.worker_memory_mb,
+                         "gpus": opt.gpus, "workers": opt.workers, "compile_workers": opt.compile_workers,
+                         "worker_memory_mb": opt.worker_memory_mb,
                          "confinement": self.confinement()}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
@@ -326,7 +328,8 @@ class Runner:
             return RayExecutor(self.opt.address, hw, probe, self.opt, settings, log_path, unit_env, modules, workers,
                                server_env)
         from .local import LocalExecutor
-        return LocalExecutor(self._devices(hw, probe, modules), workers, settings, log_path, unit_env, modules)
+        return LocalExecutor(self._devices(hw, probe, modules), workers, settings, log_path, unit_env, modules,
+                             compile_workers=self.opt.compile_workers)
 
     def _record(self, run_id: int, unit: Unit, rows: list[dict], overhead: float | None) -> None:
         self.store.record_unit(run_id, *unit.key, rows, owner=self.owner)
