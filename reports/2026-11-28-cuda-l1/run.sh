@@ -14,6 +14,9 @@
 #   SET=h100 VARIANT=default bash reports/2026-11-28-cuda-l1/run.sh
 # SET: a100, h100, h20, l40 or 3090 (the file's stem, recorded as each candidate's GPU set);
 # VARIANT: default, cuda_graph or cudnn; TASKS: optional comma-separated task names (kb_l1_19,...);
+# CONTRACT: mkbench (default) or kernelbench (KernelBench's own atol = rtol = 1e-4 on raw values: the
+# like-for-like verdicts against CUDA-L1's claims; its own tasks folder, and a store of its own to
+# analyse apart, since both stores hold the same kernels on the same device);
 # DEADLINE: seconds for the run (default 480). A run cut off goes on in a later call with STORE
 # naming the earlier call's store, carried back into the working tree (--resume); ANALYZE_STORES:
 # more stores (other sets, other devices) to analyse with this one, space-separated.
@@ -23,7 +26,9 @@ out=${OUT:-results}
 src=${CUDAL1:-.bench/cudal1}
 gpu_set=${SET:-h100}
 variant=${VARIANT:-default}
-store=${STORE:-$out/cudal1.sqlite}
+contract=${CONTRACT:-mkbench}
+suffix=$([ "$contract" = mkbench ] || echo "-$contract")
+store=${STORE:-$out/cudal1$suffix.sqlite}
 mkdir -p "$out" "$(dirname "$store")"
 if [ ! -f "$src/$gpu_set.json" ]; then
   echo "no $src/$gpu_set.json: carry CUDA-L1's optimized_cuda_code/*.json in $src (see the top of this script)" >&2
@@ -35,19 +40,19 @@ python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
 # The tasks are named by level and problem number (no KernelBench checkout here, so no
 # --names-from): the same names on every device and for every set, which the study pairs on.
 work=.bench/cudal1-import
-python3 -m mkbench import kernelbench "$src/$gpu_set.json" --out "$work/tasks" --solutions-out "$work/$gpu_set-$variant" \
-  --gpu-set "$gpu_set" --variant "$variant" > "$out/import.log" 2>&1
+python3 -m mkbench import kernelbench "$src/$gpu_set.json" --out "$work/tasks$suffix" --solutions-out "$work/$gpu_set-$variant" \
+  --gpu-set "$gpu_set" --variant "$variant" --contract "$contract" > "$out/import.log" 2>&1
 echo "import exit $? (3: some rows skipped or without code, listed in import.log)" >> "$out/import.log"
 tail -4 "$out/import.log"
 method=cuda-l1-$gpu_set
 [ "$variant" != default ] && method=$method-$variant
 start=$(date +%s)
-timeout -s TERM "${DEADLINE:-480}" python3 -m mkbench run --backend cuda --hw auto --tasks-dir "$work/tasks" \
+timeout -s TERM "${DEADLINE:-480}" python3 -m mkbench run --backend cuda --hw auto --tasks-dir "$work/tasks$suffix" \
   --solutions "$work/$gpu_set-$variant" --method "$method" ${TASKS:+--task "$TASKS"} --baselines eager \
   --time-role large --gpus all --store "$store" --resume --no-progress > "$out/run-$method.log" 2>&1
 echo "exit $?, $(( $(date +%s) - start )) s" >> "$out/run-$method.log"
 tail -3 "$out/run-$method.log"
-[ "$store" != "$out/cudal1.sqlite" ] && cp "$store" "$out/cudal1.sqlite"  # the store comes back with $OUT
+[ "$store" != "$out/cudal1$suffix.sqlite" ] && cp "$store" "$out/cudal1$suffix.sqlite"  # the store comes back with $OUT
 stores=(--store "$store")
 for s in ${ANALYZE_STORES:-}; do [ -f "$s" ] && stores+=(--store "$s"); done
 python3 -m mkbench analyze cuda-l1 "${stores[@]}" --json "$out/summary.json" > "$out/cuda-l1.md" 2>&1
