@@ -46,8 +46,9 @@ def _skeleton(unit: Unit) -> tuple[dict[tuple[str, str], dict], list[dict]]:
             extra["static_warnings"] = list(unit.warnings)
         if unit.metadata:
             extra["import"] = unit.metadata
-        if task.math_peak:  # the roofline's FLOP rate (hardware.roofline_times_us)
-            extra["math_peak"] = task.math_peak
+        math_peak = getattr(task, "math_peak", None)  # a task-like object of a plugin may not have one
+        if math_peak:  # the roofline's FLOP rate (hardware.roofline_times_us)
+            extra["math_peak"] = math_peak
         variant = baseline_variant(task, dtype_name, unit.backend.name) if unit.backend.is_baseline else None
         if variant:  # the speedup is against this baseline, not the reference at the task's dtype
             extra["baseline_variant"] = variant
