@@ -25,8 +25,8 @@ from .session import WorkerSession
 def default_workers(cores: int) -> int:
     """Throwaway workers compiling at once (``--compile-workers``; default a quarter of the cores).
     On an H100 host (16 cores, 12 lanes), as many as the cores made the lanes' own host work (the
-    judge, worker start-up) several times slower while they compiled; on an H200 main job the 4 of
-    16 cores were busy for most of the run (docs/engine.md), so the number is a flag to measure."""
+    judge, worker start-up) several times slower while they compiled; on an H200 main job the 4
+    workers had about 870 s of compile-ahead work in a 1117 s run (docs/engine.md): a flag to measure."""
     return max(1, cores // 4)
 
 
