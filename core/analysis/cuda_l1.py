@@ -236,9 +236,9 @@ def study(results: ResultSet, attempts: pd.DataFrame, roles: tuple[str, ...] = (
     kernels = kernels.sort_values(["set", "variant", "level", "task", "hw"], na_position="last").reset_index(drop=True)
     sets, variants = sorted(kernels["set"].unique()), sorted(kernels["variant"].unique(), key=_variant_order)
     groups = _groups(kernels, sets, variants, devices)
-    pairs, changes = _pairs(kernels)
+    pairs, changes, as_timed = _pairs(kernels)
     return CudaL1Study(roles, devices, names, sets, variants, kernels, groups, pairs, changes,
-                       _across_sets(kernels), notes, pairs_as_timed=_pairs_as_timed(kernels))
+                       _across_sets(kernels), notes, pairs_as_timed=as_timed)
 
 
 def _variant_order(v: str) -> tuple[int, str]:
@@ -282,21 +282,34 @@ def _groups(kernels: pd.DataFrame, sets: list[str], variants: list[str], devices
 
 # --- across devices and across sets ----------------------------------------------------------------
 
-def _pairs(kernels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+PAIR_AS_TIMED_COLUMNS = ["task", "category", "set", "variant", "hw_a", "hw_b", "verdict_a", "verdict_b", "speedup_a",
+                         "speedup_b", "b_over_a", "spread", "recorded_vs_eager"]
+
+
+def _pairs(kernels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """One walk over the same kernel (task, set, variant) on every two devices that ran it: (pairs
+    with a correct speedup on both over the combinations both timed, verdict changes, pairs with a
+    right answer on both as timed: each device's as-timed speedup over eager, geometric mean over the
+    study's shapes, framework answers included). Speedups pair only for the same problem sizes."""
     ran = kernels[kernels["ran"]]
-    pairs, changes = [], []
+    pairs, changes, as_timed = [], [], []
     for (task, s, v), g in ran.groupby(["task", "set", "variant"]):
         for (_, a), (_, b) in itertools.combinations(g.sort_values("hw").iterrows(), 2):
             base = {"task": task, "category": a["category"], "set": s, "variant": v, "hw_a": a["hw"], "hw_b": b["hw"]}
             if a["verdict"] != b["verdict"]:
                 changes.append({**base, "verdict_a": a["verdict"], "verdict_b": b["verdict"],
                                 "note_a": a["note"] or "", "note_b": b["note"] or ""})
-            if a["speedup_eager"] is None or b["speedup_eager"] is None or pd.isna(a["speedup_eager"]) \
-                    or pd.isna(b["speedup_eager"]):
-                continue
             two = pd.DataFrame([{"hw": x["hw"], "flops": x["flops"], "bytes": x["bytes"],
                                  "speedup_eager_by_combo": x["speedup_eager_by_combo"]} for x in (a, b)])
             if not _same_problem(two):
+                continue
+            if pd.notna(a["speedup_as_timed"]) and pd.notna(b["speedup_as_timed"]):
+                ta, tb = float(a["speedup_as_timed"]), float(b["speedup_as_timed"])
+                as_timed.append({**base, "verdict_a": a["verdict"], "verdict_b": b["verdict"], "speedup_a": ta,
+                                 "speedup_b": tb, "b_over_a": tb / ta, "spread": max(ta, tb) / min(ta, tb),
+                                 "recorded_vs_eager": a["recorded_vs_eager"]})
+            if a["speedup_eager"] is None or b["speedup_eager"] is None or pd.isna(a["speedup_eager"]) \
+                    or pd.isna(b["speedup_eager"]):
                 continue
             per_hw, common = matched_speedups(two)
             if not per_hw:
@@ -308,31 +321,9 @@ def _pairs(kernels: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     cols = ["task", "category", "set", "variant", "hw_a", "hw_b", "speedup_a", "speedup_b", "b_over_a", "spread",
             "recorded_vs_eager", "combos"]
     pairs_df = pd.DataFrame(pairs, columns=cols).sort_values("spread", ascending=False).reset_index(drop=True)
+    timed_df = pd.DataFrame(as_timed, columns=PAIR_AS_TIMED_COLUMNS).sort_values("spread", ascending=False)
     return pairs_df, pd.DataFrame(changes, columns=["task", "category", "set", "variant", "hw_a", "hw_b", "verdict_a",
-                                                    "verdict_b", "note_a", "note_b"])
-
-
-PAIR_AS_TIMED_COLUMNS = ["task", "category", "set", "variant", "hw_a", "hw_b", "verdict_a", "verdict_b", "speedup_a",
-                         "speedup_b", "b_over_a", "spread", "recorded_vs_eager"]
-
-
-def _pairs_as_timed(kernels: pd.DataFrame) -> pd.DataFrame:
-    """The same kernel (task, set, variant) with a right answer on two devices and the same problem
-    sizes: each device's as-timed speedup over eager (geometric mean over the study's shapes,
-    framework answers included), their ratio and max/min spread."""
-    ran = kernels[kernels["ran"] & kernels["speedup_as_timed"].notna()]
-    out = []
-    for (task, s, v), g in ran.groupby(["task", "set", "variant"]):
-        for (_, a), (_, b) in itertools.combinations(g.sort_values("hw").iterrows(), 2):
-            if not _same_problem(pd.DataFrame([{"flops": x["flops"], "bytes": x["bytes"]} for x in (a, b)])):
-                continue
-            sa, sb = float(a["speedup_as_timed"]), float(b["speedup_as_timed"])
-            out.append({"task": task, "category": a["category"], "set": s, "variant": v, "hw_a": a["hw"],
-                        "hw_b": b["hw"], "verdict_a": a["verdict"], "verdict_b": b["verdict"], "speedup_a": sa,
-                        "speedup_b": sb, "b_over_a": sb / sa, "spread": max(sa, sb) / min(sa, sb),
-                        "recorded_vs_eager": a["recorded_vs_eager"]})
-    df = pd.DataFrame(out, columns=PAIR_AS_TIMED_COLUMNS)
-    return df.sort_values("spread", ascending=False).reset_index(drop=True)
+                                                    "verdict_b", "note_a", "note_b"]), timed_df.reset_index(drop=True)
 
 
 def _across_sets(kernels: pd.DataFrame) -> pd.DataFrame:
