@@ -70,6 +70,8 @@ def hack_evidence(c: ComboObservation, findings: list[TraceFindings | None], tim
             out.append("hidden work in the device trace: " + f.hidden[0])
     if c.after.stale:
         out.append(c.after.stale)
+    if c.after.replayed:
+        out.append(c.after.replayed)
     if c.decoy is not None and c.decoy.still_correct:
         out.append(f"decoy: the answer stayed right with the candidate's {c.decoy.launches} own kernel "
                    "launch(es) suppressed, so they did not compute it")

@@ -16,6 +16,7 @@ through the orchestrator to the worker, with tensors handed over the same way.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -90,6 +91,21 @@ class Judge:
         if key not in self._structure:
             self._structure[key] = _structure_of(task, pristine)
         return self._structure[key]
+
+    def repeats(self, task: Task, shape: Shape, dtype_name: str, seed: int) -> dict:
+        """Whether the reference's answer to one input changes when it is asked twice in a row, from
+        its initial state (a fresh copy of the task): what makes a stateful task's candidate that
+        repeats its earlier answers bit for bit a cache, not a model whose state does not matter."""
+        if task.source:
+            task = load_task_file(task.source, fresh=True)
+        pristine = self.pristine(task, shape, dtype_name, seed)
+        precision = task.contract.reference_precision
+        first, _ = self._reference(task, pristine, precision, dtype_name)
+        second, _ = self._reference(task, pristine, precision, dtype_name)
+        diff = max((float((a.double() - b.double()).abs().max()) if a.numel() else 0.0
+                    for a, b in zip(first, second) if a.shape == b.shape), default=0.0)
+        changed = len(first) != len(second) or any(a.shape != b.shape or not same(a, b) for a, b in zip(first, second))
+        return {"changes": changed, "max_abs_diff": diff}
 
     def structure_problem(self, task: Task, shape: Shape, dtype_name: str, pristine: tuple,
                           outputs: tuple) -> tuple[str | None, tuple]:
@@ -176,9 +192,24 @@ class Judge:
 
 
 def _structure_of(task: Task, pristine: tuple) -> tuple:
+    if task.stateful_reference and task.source:
+        # probed on a copy: a call of the judge's own copy would put its state one call ahead of
+        # the candidate's (where the contract's reference runs at the task's dtype, on the same model)
+        task = load_task_file(task.source, fresh=True)
     with torch.no_grad():
         out = normalize(task.reference(*clone_args(pristine)))
     return tuple((tuple(o.shape), o.dtype, o.device.type) for o in out)
+
+
+def output_digest(outputs: tuple) -> str:
+    """A digest of the outputs' shapes, dtypes and bytes: the same answer given twice, bit for bit."""
+    h = hashlib.blake2b(digest_size=16)
+    for o in outputs:
+        t = o.detach().contiguous().cpu()
+        h.update(repr((tuple(t.shape), str(t.dtype))).encode())
+        if t.numel():
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
 
 
 def device_moved_warning(outputs: tuple, expected: tuple) -> str | None:
@@ -229,6 +260,19 @@ def serve(conn, env: dict[str, str], device: str) -> None:
         use_ieee_float32()
     judge = Judge(device)
     tasks: dict[str, Task] = {}
+    owners: dict[str, Any] = {}  # a stateful task's file -> the unit its copy's state belongs to
+
+    def task_for(req: dict) -> Task:
+        path = req["task"]
+        task = tasks.get(path) or tasks.setdefault(path, load_task_file(path))
+        if task.stateful_reference and (path not in owners or owners[path] != req.get("unit")):
+            # A lane's judge serves unit after unit, and each unit's worker builds its model anew:
+            # the reference starts from its initial state for each unit too, or an honest candidate
+            # is judged against a state that earlier units' checks moved on.
+            task = tasks[path] = load_task_file(path, fresh=True)
+            owners[path] = req.get("unit")
+        return task
+
     while True:
         try:
             req = wire.recv(conn)
@@ -243,7 +287,20 @@ def serve(conn, env: dict[str, str], device: str) -> None:
             wire.send(conn, {"kind": "released"})
             continue
         try:
-            task = tasks.get(req["task"]) or tasks.setdefault(req["task"], load_task_file(req["task"]))
+            if req.get("op") == "repeats":
+                task = load_task_file(req["task"])
+                wire.send(conn, {"kind": "repeated", **judge.repeats(task, task.shape(req["shape"]), req["dtype"],
+                                                                      int(req["seed"]))})
+                continue
+            if req.get("op") == "digest":
+                try:
+                    digests = [output_digest(transfer.materialize_all(o, device)) for o in req["outputs"]]
+                except (ValueError, TypeError) as exc:
+                    wire.send(conn, {"kind": "digested", "digests": None, "message": str(exc)})
+                    continue
+                wire.send(conn, {"kind": "digested", "digests": digests})
+                continue
+            task = task_for(req)
             shape = task.shape(req["shape"])
             try:
                 outputs = transfer.materialize_all(req["outputs"], device)
@@ -267,12 +324,13 @@ def serve(conn, env: dict[str, str], device: str) -> None:
                     raise CandidateCallFailed(f"its outputs could not be read: {exc}") from None
 
             verdict = judge.check(task, shape, req["dtype"], int(req["seed"]), outputs, after, run_candidate)
+            digest = output_digest(outputs) if req.get("digest") else None
             del outputs, after
             if device == "cuda" and torch.cuda.memory_reserved() > KEEP_RESERVED_BYTES:
                 # A judge lives as long as its lane: what its allocator keeps after a float64 reference of
                 # a large shape would add up over the lanes (8 judges held 7-12 GiB each on an H100).
                 torch.cuda.empty_cache()
-            wire.send(conn, {"kind": "judged", **verdict.as_dict()})
+            wire.send(conn, {"kind": "judged", **verdict.as_dict(), **({"digest": digest} if digest else {})})
         except (EOFError, OSError):
             break
         except Exception as exc:  # the harness's own failure (a task file, memory): the unit says so

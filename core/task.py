@@ -76,7 +76,9 @@ class Task:
     harness_in_call: bool = False
     #: why the reference's answer depends on earlier calls (an imported model that updates its own
     #: attributes in forward), or None: the judge's copy then agrees with a candidate only while
-    #: both have made the same calls, so answers after the timed calls are not judged
+    #: both have made the same calls from the initial state (a judge starts a fresh copy for each
+    #: unit), so answers after the timed calls are not judged; they are compared with the
+    #: candidate's own answers before them (a cache replays them bit for bit)
     stateful_reference: str | None = None
     #: the dtype the PyTorch baselines (eager, torch.compile) compute in where the task's dtype is
     #: narrower, or None (they run the reference at the task's dtype). Set where the framework's
@@ -165,14 +167,15 @@ def _module_name_for(path: Path) -> str:
     return f"mkbench_task_{path.stem}_{digest}"
 
 
-def load_task_file(path: str | Path) -> Task:
-    """Import a task file and return its ``TASK``; errors name the file."""
+def load_task_file(path: str | Path, fresh: bool = False) -> Task:
+    """Import a task file and return its ``TASK``; errors name the file. ``fresh``: import it again,
+    an independent copy (a reference that keeps state across calls, as built)."""
     path = Path(path).resolve()
     problem = file_problem(path)
     if problem:
         raise BadInput(f"task file {problem}")
     name = _module_name_for(path)
-    if name in sys.modules and hasattr(sys.modules[name], "TASK"):
+    if name in sys.modules and hasattr(sys.modules[name], "TASK") and not fresh:
         return sys.modules[name].TASK
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:

@@ -10,7 +10,10 @@ afterwards can change what was judged.
   importer maps the worker's allocation, copies it, and unmaps it. No host round trip.
 * CPU tensors go through POSIX shared memory: the exporter copies the tensor into a new segment;
   the importer copies it out. The orchestrator (trusted) unlinks every segment once the step that
-  used it is over, so a worker that dies leaks nothing.
+  used it is over, so a worker that dies leaks nothing. ``/dev/shm`` is shared by every worker (and
+  a confined one may write there: Python's shared memory needs it), so another unit's candidate could
+  write into a segment between its export and its import: the descriptor carries a digest of what was
+  written, which travels over the writer's own pipe, and the importer refuses a copy that differs.
 
 The same functions carry tensors the other way (judge -> worker) when a contract re-runs the
 candidate on inputs of its own (the random tasks' determinism checks).
@@ -18,6 +21,7 @@ candidate on inputs of its own (the random tasks' determinism checks).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import secrets
@@ -97,10 +101,19 @@ def _export_shm(t: torch.Tensor) -> dict:
     # The orchestrator unlinks it, not this process's tracker (which would warn, or unlink it
     # under the importer's feet when this process exits first).
     resource_tracker.unregister(shm._name, "shared_memory")
+    view = _view(shm.buf, t.dtype, list(t.shape))
     if nbytes:
-        _view(shm.buf, t.dtype, list(t.shape)).copy_(t)
+        view.copy_(t)
+    digest = _digest(view)
+    del view
     shm.close()
-    return {"kind": "shm", "name": name, "dtype": dtype_name(t.dtype), "shape": list(t.shape), "nbytes": nbytes}
+    return {"kind": "shm", "name": name, "dtype": dtype_name(t.dtype), "shape": list(t.shape), "nbytes": nbytes,
+            "blake2b": digest}
+
+
+def _digest(t: torch.Tensor) -> str:
+    """The bytes of a contiguous tensor, digested."""
+    return hashlib.blake2b(t.reshape(-1).view(torch.uint8).numpy(), digest_size=16).hexdigest()
 
 
 def _view(buf, dtype: torch.dtype, shape: list[int]) -> torch.Tensor:
@@ -161,6 +174,9 @@ def _import_shm(d: dict, device) -> torch.Tensor:
         del view
     finally:
         shm.close()
+    if _digest(copy) != d["blake2b"]:
+        raise ValueError(f"shared memory segment {d['name']} changed after its writer wrote it "
+                         "(another process wrote into it)")
     return copy.to(device) if device is not None else copy
 
 

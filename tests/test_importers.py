@@ -486,6 +486,65 @@ def test_stateful_reference_answers_after_timing_are_not_judged(cli_fresh, tmp_p
     assert "the reference keeps state across calls (Model.forward assigns self.state" in row["extra"]["unchecked"]
 
 
+_CELL_CACHING_CANDIDATE = _CELL_CANDIDATE.replace("""    def forward(self, x):
+        self.state""", """    def forward(self, x):
+        key = x.cpu().numpy().tobytes()
+        if key in self.__dict__.setdefault("seen", {}):
+            return self.seen[key]  # replays its first answer to an input, whatever the state
+        self.state""").replace("        return self.state",
+                          "        self.seen[key] = self.state\n        return self.state")
+
+# state that the answers do not depend on: a counter
+_COUNTER_PROBLEM = _CELL_PROBLEM.replace("""        self.state = self.state.to(x.device)
+        self.state = torch.tanh(self.lin(x) + self.state)
+        return self.state""", """        self.calls = getattr(self, "calls", 0) + 1
+        return torch.tanh(self.lin(x))""")
+_COUNTER_CANDIDATE = _CELL_CANDIDATE.replace(
+    "        self.state = torch.tanh(x @ self.lin.weight.t() + self.lin.bias + self.state.to(x.device))\n"
+    "        return self.state", "        return torch.tanh(x @ self.lin.weight.t() + self.lin.bias)")
+
+
+def _stateful_run(cli_fresh, tmp_path, store_path, problem: str, candidate: str, *extra) -> dict[str, dict]:
+    _kb_files(tmp_path, problem, {"c": candidate})
+    code, _, err = cli_fresh("import", "kernelbench", tmp_path / "p", "--out", tmp_path / "t", "--category", "fusion",
+                             "--shape-role", "standard",
+                             "--candidates", tmp_path / "c", "--solutions-out", tmp_path / "s")
+    assert code == 0, err
+    assert load_task_file(tmp_path / "t" / "fusion" / "kb_31_cell.py").stateful_reference
+    code, _, err = cli_fresh("run", "--backend", "pycand", "--tasks-dir", tmp_path / "t", "--solutions", tmp_path / "s",
+                             "--method", "kb", "--task", "kb_31_cell", "--store", store_path, *RUN, *extra)
+    assert code == 0, err
+    return {row["method"]: row for row in _rows(store_path)}
+
+
+def test_stateful_reference_starts_anew_for_each_unit(cli_fresh, tmp_path, store_path, pycand):
+    """One lane, so one judge, for eager and the candidate: the judge's copy of a stateful reference
+    starts from its initial state for each unit, as each unit's worker does (it carried the eager
+    unit's state into the candidate's checks, and an honest candidate was `incorrect`)."""
+    rows = _stateful_run(cli_fresh, tmp_path, store_path, _CELL_PROBLEM, _CELL_CANDIDATE,
+                         "--baselines", "eager", "--lanes", "1", "--seeds", "2")
+    assert {m: r["verdict"] for m, r in rows.items()} == {"eager": "correct", "kb": "correct"}, \
+        {m: r["error"] for m, r in rows.items()}
+
+
+def test_stateful_reference_replayed_answers_are_hack(cli_fresh, tmp_path, store_path, pycand):
+    """A candidate that stores its answer to each input and replays it: right before the timed calls
+    (it computed them), bit for bit the same after them, where the reference's answer to the same
+    input changes from call to call: `hack`, with that evidence."""
+    (row,) = _stateful_run(cli_fresh, tmp_path, store_path, _CELL_PROBLEM, _CELL_CACHING_CANDIDATE).values()
+    assert row["verdict"] == "hack", row["error"]
+    assert "answered after the timed calls bit for bit as before them" in row["error"]
+    assert "Model.forward assigns self.state" in row["error"]
+
+
+def test_stateful_reference_whose_answers_do_not_move_is_no_evidence(cli_fresh, tmp_path, store_path, pycand):
+    """Forward keeps a call counter its answers do not depend on: an honest candidate answers the
+    same before and after the timed calls, and the reference does too, so that is no cache."""
+    (row,) = _stateful_run(cli_fresh, tmp_path, store_path, _COUNTER_PROBLEM, _COUNTER_CANDIDATE).values()
+    assert row["verdict"] == "correct", row["error"]
+    assert "the reference keeps state across calls (Model.forward assigns self.calls" in row["extra"]["unchecked"]
+
+
 _FLOAT32_STATE_PROBLEM = """
 import torch
 import torch.nn as nn

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from mkbench import sandbox
 from mkbench.store import Store
@@ -423,3 +424,25 @@ def test_seccomp_unix_socket_rule(tmp_path, mode, made, connected):
 def test_seccomp_unix_socket_rule_refuses_an_unknown_mode():
     with pytest.raises(ValueError):
         sandbox._seccomp("sometimes")
+
+
+def test_shared_memory_written_by_another_process_is_refused():
+    """/dev/shm is every worker's: another unit's candidate could write into a segment between its
+    export and the judge's import. The digest the writer sent over its own pipe shows it."""
+    from multiprocessing import resource_tracker, shared_memory
+
+    from mkbench import transfer
+    t = torch.arange(12, dtype=torch.float32).reshape(3, 4)[:, 1:]  # not contiguous: copied into the segment
+    (desc,) = transfer.export_all([t])
+    try:
+        assert torch.equal(transfer.materialize(desc), t)
+        seg = shared_memory.SharedMemory(name=desc["name"])
+        resource_tracker.unregister(seg._name, "shared_memory")
+        seg.buf[0] ^= 0x40  # one bit, as a rival's write would
+        seg.close()
+        with pytest.raises(ValueError, match=f"segment {desc['name']} changed after its writer wrote it"):
+            transfer.materialize(desc)
+        with pytest.raises(ValueError, match="unusable tensor descriptor"):  # no digest: not taken on trust
+            transfer.materialize({k: v for k, v in desc.items() if k != "blake2b"})
+    finally:
+        transfer.unlink([desc["name"]])

@@ -29,8 +29,8 @@ class JudgeClient:
             self._child = Child(judge_mod.serve, (self.env, self.device_kind), self.modules)
         return self._child
 
-    def ask(self, request: dict, worker: WorkerSession, timeout: float) -> dict:
-        """The judge's answer to ``request``, relaying its ``call``s to ``worker``."""
+    def ask(self, request: dict, worker: WorkerSession, timeout: float, answer: str = "judged") -> dict:
+        """The judge's answer (of kind ``answer``) to ``request``, relaying its ``call``s to ``worker``."""
         j = self.process()
         made: list[str] = []
         try:
@@ -39,7 +39,7 @@ class JudgeClient:
                 # the judge's time is the unit's: it gets what is left of the unit's limit too
                 msg = worker.within(timeout, j.recv, "judge")
                 kind = msg.get("kind")
-                if kind == "judged":
+                if kind == answer:
                     return msg
                 if kind == "judge_error":
                     raise Abnormal("error", "the judge failed: " + str(msg.get("message")))

@@ -77,6 +77,7 @@ class AfterTiming:
     stale: str | None = None      # a timing input right before the timed calls, wrong after them
     fresh: str | None = None      # a never-seen seed answered wrongly after them
     unchecked: str | None = None  # why the answers after them were not judged
+    replayed: str | None = None   # a stateful task's answers repeated bit for bit after them (a cache)
 
 
 @dataclass(frozen=True)

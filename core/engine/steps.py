@@ -109,7 +109,12 @@ def correctness(run: UnitRun) -> list[Combo]:
         if status.goes_on:
             if (not unit.backend.is_baseline and unit.backend.can_suppress_launches
                     and rec.combo(shape, dtype).launches):
-                rec.note(shape, dtype, decoy=decoy(run, shape, dtype))
+                if unit.task.stateful_reference:
+                    # A call with the candidate's launches suppressed leaves its state behind the
+                    # judge's copy: every later answer would be judged against another state.
+                    rec.note_after(shape, dtype, unchecked=f"no decoy run: {STATEFUL}")
+                else:
+                    rec.note(shape, dtype, decoy=decoy(run, shape, dtype))
             passed.append((shape, dtype))
     w.combo = None
     return passed
@@ -142,8 +147,17 @@ def decoy(run: UnitRun, shape: str, dtype: str) -> Decoy:
     return Decoy(still_correct=bool(verdict["ok"]), launches=ran.get("launches"))
 
 
-def judge_ran(run: UnitRun, shape: str, dtype: str, seed: int, ran: dict) -> dict:
-    """The judge's verdict on one exported answer (and the shared memory it used, released)."""
+STATEFUL = "the reference keeps state across calls"
+
+
+def unit_tag(run: UnitRun) -> str:
+    """Names the unit to the judge, which starts a stateful reference anew for each unit."""
+    return f"{'/'.join(run.unit.key)}@{id(run.unit):x}"
+
+
+def judge_ran(run: UnitRun, shape: str, dtype: str, seed: int, ran: dict, digest: bool = False) -> dict:
+    """The judge's verdict on one exported answer (and the shared memory it used, released);
+    ``digest``: with a digest of the outputs (the same answer again shows as the same digest)."""
     made = transfer.shm_names(ran.get("outputs", []) + ran.get("inputs_after", []))
     try:
         if ran.get("structure"):
@@ -151,7 +165,8 @@ def judge_ran(run: UnitRun, shape: str, dtype: str, seed: int, ran: dict) -> dic
         run.judge.process()  # started (or replaced) before its clock runs
         with run.worker.timed("judge"):
             return run.judge.ask({"op": "check", "task": run.unit.task.source, "shape": shape, "dtype": dtype,
-                                  "seed": seed, "outputs": ran["outputs"], "inputs_after": ran["inputs_after"]},
+                                  "seed": seed, "outputs": ran["outputs"], "inputs_after": ran["inputs_after"],
+                                  "unit": unit_tag(run), "digest": digest},
                                  run.worker, run.settings.limits.correctness)
     finally:
         transfer.unlink(made)
@@ -165,6 +180,8 @@ def timing(run: UnitRun, passed: list[Combo]) -> None:
     unit, settings, w, rec = run.unit, run.settings, run.worker, run.record
     s = settings.timing
     trusted = unit.backend.is_baseline  # the task's own reference code: nothing to catch, just time it
+    stateful = bool(unit.task.stateful_reference)
+    before: dict[Combo, list[str]] = {}  # a stateful task's answers to the pool before timing, as digests
     timed_combos = []
     for shape, dtype in passed:
         w.combo = (shape, dtype)
@@ -179,11 +196,13 @@ def timing(run: UnitRun, passed: list[Combo]) -> None:
                     if ran.get("kind") == "failed":
                         rec.note_timing(shape, dtype, error=failed_status(run, shape, dtype, ran)[1] or None)
                         break
-                    verdict = judge_ran(run, shape, dtype, seed, ran)
+                    verdict = judge_ran(run, shape, dtype, seed, ran, digest=stateful)
                     if not verdict["ok"]:
                         rec.note_timing(shape, dtype, before="on a timing input, before timing: "
                                                              f"timing input {k}: {verdict['message']}")
                         break
+                    if verdict.get("digest"):
+                        before.setdefault((shape, dtype), []).append(verdict["digest"])
             t = rec.combo(shape, dtype).timing
             if t.before or t.error:
                 continue
@@ -212,8 +231,29 @@ def timing(run: UnitRun, passed: list[Combo]) -> None:
             w.combo = (shape, dtype)
             run.say(f"check after timing {unit.task.name} {shape}/{dtype}")
             with shared(run):
-                after_timing(run, shape, dtype, step)
+                after_timing(run, shape, dtype, step, before.get((shape, dtype), []))
     w.combo = None
+
+
+def replayed(run: UnitRun, shape: str, dtype: str, pool: list[int], before: list[str], answers: list[dict]) -> None:
+    """A stateful task's candidate that answers every timing input after the timed calls bit for
+    bit as it did before them, thousands of calls of state later, replays stored answers, where
+    the reference's answer to the same input changes from one call to the next (asked of the
+    judge, from the initial state). Both halves are evidence; either missing proves nothing."""
+    if not before or len(before) != len(pool) or len(answers) != len(pool):
+        return
+    got = run.judge.ask({"op": "digest", "outputs": [a.get("outputs", []) for a in answers]}, run.worker,
+                        run.settings.limits.correctness, answer="digested")
+    if got.get("digests") != before:
+        return
+    moved = run.judge.ask({"op": "repeats", "task": run.unit.task.source, "shape": shape, "dtype": dtype,
+                           "seed": pool[0]}, run.worker, run.settings.limits.correctness, answer="repeated")
+    if moved.get("changes"):
+        run.record.note_after(shape, dtype, replayed=(
+            f"all {len(pool)} timing inputs were answered after the timed calls bit for bit as before them, "
+            f"although the reference's answer to timing input 0 changes from one call to the next "
+            f"(by up to {moved.get('max_abs_diff', 0.0):.3g}: {run.unit.task.stateful_reference}): "
+            "stored answers replayed, not computed"))
 
 
 def trace_alone(run: UnitRun, shape: str, dtype: str, step: dict) -> None:
@@ -233,27 +273,29 @@ def trace_alone(run: UnitRun, shape: str, dtype: str, step: dict) -> None:
         rec.note_timing(shape, dtype, error=failed_status(run, shape, dtype, traced)[1] or None)
 
 
-def after_timing(run: UnitRun, shape: str, dtype: str, step: dict) -> None:
-    """The pool's inputs answered again (stale or cached answers), and one fresh seed."""
+def after_timing(run: UnitRun, shape: str, dtype: str, step: dict, before: list[str] = ()) -> None:
+    """The pool's inputs answered again (stale or cached answers), and one fresh seed. A stateful
+    task's answers then are not judged; they are compared with ``before`` (see :func:`replayed`)."""
     unit, settings, w, rec = run.unit, run.settings, run.worker, run.record
     pool = step["seeds"]
-    if unit.task.stateful_reference:
-        answered = {"kind": "answers", "answers": []}
-    else:
-        answered = w.step(dict(step, op="answers"), settings.limits.timing, "time_answers")
+    answered = w.step(dict(step, op="answers"), settings.limits.timing, "time_answers")
     if answered.get("kind") == "failed":
         rec.note_timing(shape, dtype, error=failed_status(run, shape, dtype, answered)[1] or None)
         return
     if answered.get("kind") != "answers":
         raise Abnormal("error", "worker error: unexpected answer to an answers step")
     rec.note_timing(shape, dtype, tamper=rec.combo(shape, dtype).timing.tamper or answered.get("tamper"))
-    if unit.task.stateful_reference:
+    stateful = unit.task.stateful_reference
+    if stateful:
         # The reference's own answers change from call to call: after the timed calls the
         # candidate has made many more calls than the judge's copy, so answers then prove nothing.
-        rec.note_after(shape, dtype, unchecked="answers after the timed calls not judged: the reference keeps "
-                                               f"state across calls ({unit.task.stateful_reference})")
-        return
+        skipped = [x for x in (rec.combo(shape, dtype).after.unchecked,) if x]
+        rec.note_after(shape, dtype, unchecked="; ".join(skipped + [
+            f"answers after the timed calls not judged: {STATEFUL} ({stateful})"]))
     try:
+        if stateful:
+            replayed(run, shape, dtype, pool, before, answered["answers"])
+            return
         for k, (seed, answer) in enumerate(zip(pool, answered["answers"])):
             verdict = judge_ran(run, shape, dtype, seed, answer)
             if not verdict["ok"]:
