@@ -408,3 +408,35 @@ def test_perturbed_control_changes_finite_elements_beyond_tolerance():
         ref = (task.reference(*(v.double() for v in inputs)),)
         bad = (_perturb_few(task.reference(*inputs)),)
         assert not task.contract.check(CheckContext(torch.float16, inputs, bad, lambda: ref, None)).ok
+
+
+def _fp8_quant_module():
+    import sys
+    from pathlib import Path
+
+    from mkbench.task import load_task_file
+    task = load_task_file(Path(__file__).resolve().parent.parent / "tasks" / "quantization" /
+                          "fp8_e4m3_quant_per_tensor.py")
+    return sys.modules[task.reference.__module__]
+
+
+def test_e4m3_spacing_is_exact_at_every_code():
+    """The step to the next E4M3 value, for every finite positive code, powers of two included (on
+    an H200 the float64 floor(log2(8)) came out 2, which halved the step at 8 and rejected mkbench's
+    own reference on the tie x / scale = 8.5)."""
+    m = _fp8_quant_module()
+    values = m.decode_e4m3(torch.arange(0, 0x7F, dtype=torch.uint8))
+    assert torch.equal(m.e4m3_spacing(values[:-1].clone()), values[1:] - values[:-1])
+
+
+@pytest.mark.parametrize("got, expected, v, ok", [
+    (0x51, 0x50, 8.5, True),           # the H200's tie: 9 for 8 (ties to even), one step at a power of two
+    (0x51, 0x50, 8.5 + 5e-4, True),    # a near-tie inside the window (1e-3 of a step)
+    (0x51, 0x50, 8.3, False),          # one step, far from the midpoint
+    (0x52, 0x50, 8.5, False),          # two steps
+])
+def test_e4m3_near_ties_at_a_power_of_two(got, expected, v, ok):
+    m = _fp8_quant_module()
+    res = m.compare_e4m3(torch.tensor([got], dtype=torch.uint8), torch.tensor([expected], dtype=torch.uint8),
+                         torch.tensor([v], dtype=torch.float64))
+    assert res.ok is ok, res.message

@@ -42,9 +42,15 @@ def decode_e4m3(bits):
 
 
 def e4m3_spacing(mag):
-    """Distance from the E4M3 value of magnitude ``mag`` to the next larger one."""
-    e = torch.floor(torch.log2(mag.clamp_min(2.0 ** -6)))
-    return torch.exp2(e - 3)
+    """Distance from the E4M3 value of magnitude ``mag`` to the next larger one: 2^(e - 3) for
+    mag in [2^e, 2^(e+1)), e >= -6 (the subnormals share the smallest normal's spacing). The
+    exponent is read exactly (frexp), not as floor(log2(mag)): on an H200 the float64 log2 of a
+    power of two fell below the integer, which halved the spacing at 8 and rejected mkbench's own
+    reference on the tie x / scale = 8.5 (got 9, expected 8; reports/2026-11-27-main-job-pool)."""
+    exponent = torch.frexp(mag.clamp_min(2.0 ** -6)).exponent - 1  # mag = m * 2^(exponent + 1), m in [0.5, 1)
+    # looked up, not computed with exp2/pow (whose device versions are not exact either)
+    steps = torch.tensor([2.0 ** (e - 3) for e in range(-6, 9)], dtype=torch.float64, device=mag.device)
+    return steps[(exponent + 6).clamp(0, len(steps) - 1).long()]
 
 
 def compare_e4m3(q, q_ref, v, window=TIE_WINDOW, name="q"):
