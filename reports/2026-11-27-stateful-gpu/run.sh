@@ -16,7 +16,7 @@ python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; nproc; echo "tree ${TREE:-?}, before: $(cat .bench/prev/COMMIT)"; } \
   > "$out/device.txt" 2>&1
 tasks=${TASKS:-kb_l3_33,kb_l3_34,kb_l3_35,kb_l3_37,kb_l3_39,kb_l3_40,kb_l3_41,kb_l3_42}
-work=/tmp/stateful
+work=/tmp/stateful-work
 python3 -m mkbench import kernelbench .bench/cudal1/h100.json --out $work/tasks --solutions-out $work/sol \
   --gpu-set h100 --variant default > "$out/import.log" 2>&1
 echo "import exit $?" >> "$out/import.log"
