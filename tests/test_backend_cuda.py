@@ -214,6 +214,39 @@ def test_kernel_names(tmp_path):
     assert kernel_names(path) == {"row_sum_f32", "scale", "shift_kernel", "relu_kernel"}
 
 
+def test_kernel_sources_held_in_a_function_local(tmp_path):
+    """Generated candidates often hold the kernel source in a local of the function that builds it
+    (32 of CUDA-L1's 210 h100 rows). Unresolved, the candidate's own kernel was taken for a
+    framework kernel in the device trace: CUDA-L1's VanillaRNN (level 3, 34) was `framework` on an
+    H200, its own vanilla_rnn_fused_kernel doing 100% of the work (reports/2026-11-27-gpu-checks)."""
+    path = tmp_path / "c.py"
+    path.write_text(textwrap.dedent('''\
+        import cupy as cp
+        HEAD = "// shared\\n"
+        class Fused:
+            @staticmethod
+            def forward(x):
+                code = HEAD + """
+                extern "C" __global__ void fused_kernel(float* x) {}
+                """
+                def build():
+                    return cp.RawKernel(code, "fused_kernel")  # an enclosing function's local
+                return build()
+        def twice(flag):
+            src = 'extern "C" __global__ void first(float* x) {}'
+            if flag:
+                src = 'extern "C" __global__ void second(float* x) {}'
+            return cp.RawKernel(src, "second")  # rebound: which text runs is not known without running it
+        def elsewhere():
+            return cp.RawKernel(code, "fused_kernel")  # another function's local: not this one's
+        '''))
+    found = sources.find(path, "cuda")
+    assert [s.label for s in found.sources] == ["RawKernel code (line 10)"]
+    assert found.unresolved == ["line 16: RawKernel code is not a constant string (see the source rule)",
+                                "line 18: RawKernel code is not a constant string (see the source rule)"]
+    assert kernel_names(path) == {"fused_kernel"}
+
+
 @pytest.mark.parametrize("path", sorted(REFS.glob("*/*.py")), ids=lambda p: p.stem)
 def test_reference_kernel_names_are_the_launched_ones(path):
     # Every kernel a reference defines is fetched by name (get_function / RawKernel), and only those.

@@ -5,8 +5,9 @@ CI machines have nvcc but no GPU, so the CUDA and HIP backends compile a candida
 without importing it; the profiler side (``kernel_names``) needs the kernels' names before the
 candidate runs. The source rule (documented in docs/backends/cuda.md and hip.md):
 
-* a string is resolved when it is a literal, a top-level name bound to a resolvable string, or a
-  ``+`` of resolvable strings; a list or tuple of them counts as several sources;
+* a string is resolved when it is a literal, a top-level name bound to a resolvable string, a name
+  bound once to one inside the function that makes the call (or a function around it), or a ``+``
+  of resolvable strings; a list or tuple of them counts as several sources;
 * CUDA: the code argument of every ``RawModule(code=...)`` / ``RawKernel(code, name)`` call, the
   ``cuda_sources=`` (and, for integrity checks only, ``cpp_sources=``) of every ``load_inline``
   call, and every top-level name matching ``CUDA_SOURCE``, ``*_CUDA_SOURCE``, ``CUDA_SRC`` ...;
@@ -65,19 +66,43 @@ class _Resolver:
         self.text = text
         self.consts: dict[str, tuple[str, int, bool]] = {}  # name -> (value, line, exact)
         self.names: set[str] = set()
-        for node in tree.body:
+        self._bind(tree.body)
+
+    def within(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> _Resolver:
+        """This resolver inside ``func``: its names bound once there join (or shadow) the outer ones.
+        A kernel source held in a local (``code = '''...'''; cp.RawKernel(code, "k")``, as generated
+        candidates write it) then names its kernels: unresolved, a candidate's own kernel was taken
+        for a framework kernel in the device trace (CUDA-L1's VanillaRNN on an H200)."""
+        inner = _Resolver.__new__(_Resolver)
+        inner.text, inner.names, inner.consts = self.text, self.names, dict(self.consts)
+        assigns = [n for n in ast.walk(func) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))]
+        bound: dict[str, int] = {}
+        for node in assigns:
+            for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(t, ast.Name):
+                    bound[t.id] = bound.get(t.id, 0) + (2 if isinstance(node, ast.AugAssign) else 1)
+        inner._bind(sorted((n for n in assigns if not isinstance(n, ast.AugAssign)),
+                           key=lambda n: (n.lineno, n.col_offset)), names=False)
+        for name, count in bound.items():
+            if count > 1:  # rebound or extended: which text the call sees is not known without running it
+                inner.consts.pop(name, None)
+        return inner
+
+    def _bind(self, statements, names: bool = True) -> None:
+        for node in statements:
             targets, value = [], None
             if isinstance(node, ast.Assign):
                 targets, value = node.targets, node.value
             elif isinstance(node, ast.AnnAssign) and node.value is not None:
                 targets, value = [node.target], node.value
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and names:
                 self.names.add(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and names:
                 self.names.update((a.asname or a.name).split(".")[0] for a in node.names)
             for t in targets:
                 if isinstance(t, ast.Name):
-                    self.names.add(t.id)
+                    if names:
+                        self.names.add(t.id)
                     resolved = self.resolve(value)
                     if resolved is not None:
                         self.consts[t.id] = resolved
@@ -104,6 +129,17 @@ class _Resolver:
             return [self.consts[node.id]]
         one = self.resolve(node)
         return [one] if one else None
+
+
+def _calls(tree: ast.Module, r: _Resolver):
+    """Every call in the module, with the resolver of the function it is made in."""
+    def visit(node: ast.AST, res: _Resolver):
+        for child in ast.iter_child_nodes(node):
+            inner = res.within(child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else res
+            if isinstance(child, ast.Call):
+                yield child, res
+            yield from visit(child, inner)
+    yield from visit(tree, r)
 
 
 def _callee(node: ast.Call) -> str:
@@ -142,21 +178,19 @@ def find(path: Path, language: str) -> Found:
                 found.sources.append(Source(text_, first, f"{label} (line {line})", kind, exact))
 
     if language == "cuda":
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
-                continue
+        for node, res in _calls(tree, r):
             name = _callee(node)
             if name in ("RawModule", "RawKernel"):
                 code = _arg(node, "code", 0)
                 if code is not None:  # RawModule(path=...) loads a prebuilt cubin: nothing to compile
-                    add(r.resolve_many(code), f"{name} code", "nvrtc", node.lineno)
+                    add(res.resolve_many(code), f"{name} code", "nvrtc", node.lineno)
             elif name == "load_inline":
                 cuda = _arg(node, "cuda_sources", 2)
                 if cuda is not None:
-                    add(r.resolve_many(cuda), "load_inline cuda_sources", "load_inline", node.lineno)
+                    add(res.resolve_many(cuda), "load_inline cuda_sources", "load_inline", node.lineno)
                 cpp = _arg(node, "cpp_sources", 1)
                 if cpp is not None:
-                    items = r.resolve_many(cpp)
+                    items = res.resolve_many(cpp)
                     if items is not None:
                         add(items, "load_inline cpp_sources", "cpp", node.lineno)
         for name, (value, line, exact) in r.consts.items():
@@ -167,11 +201,11 @@ def find(path: Path, language: str) -> Found:
             add([r.consts["HIP_SOURCE"]], "HIP_SOURCE", "hip", r.consts["HIP_SOURCE"][1])
         elif "HIP_SOURCE" in r.names:
             found.unresolved.append("HIP_SOURCE is not a constant string (see the source rule)")
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and _callee(node) == "load_module":
+        for node, res in _calls(tree, r):
+            if _callee(node) == "load_module":
                 src = _arg(node, "source", 0)
                 if src is not None:
-                    add(r.resolve_many(src), "load_module source", "hip", node.lineno)
+                    add(res.resolve_many(src), "load_module source", "hip", node.lineno)
     else:  # pragma: no cover - a programming error
         raise ValueError(language)
     return found
