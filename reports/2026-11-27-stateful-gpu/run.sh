@@ -7,7 +7,7 @@
 #   after:  this tree, installed editable
 # Carry .bench/cudal1/h100.json and .bench/prev. Files under $OUT: device.txt, import.log, the two
 # stores and logs, compare.txt.
-#   bash reports/2026-11-27-stateful-gpu/run.sh
+#   bash reports/2026-11-27-stateful-gpu/run.sh         (TASKS=a,b: other tasks; ONLY=after: no "before" run)
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}
@@ -32,9 +32,10 @@ run() {  # $1: name; the rest: the environment
     --store "$out/$name.sqlite" --no-progress > "$out/$name.log" 2>&1
   echo "exit $?, $(( $(date +%s) - t )) s" >> "$out/$name.log"
 }
-run before PYTHONPATH=/tmp/prevroot
-run after
-for s in before after; do
+runs=${ONLY:-before after}  # ONLY=after: this tree alone
+[[ " $runs " == *" before "* ]] && run before PYTHONPATH=/tmp/prevroot
+[[ " $runs " == *" after "* ]] && run after
+for s in $runs; do
   echo "== $s"
   sqlite3 "$out/$s.sqlite" "select task, method, shape, verdict, substr(coalesce(error, ''), 1, 160),
     substr(coalesce(json_extract(extra, '$.unchecked'), ''), 1, 120) from results order by task, method" 2>&1 \
