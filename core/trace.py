@@ -67,6 +67,9 @@ def kernel_identifier(name: str) -> str:
     -> ``k``; a mangled name is demangled as far as its identifier."""
     s = _demangle_first(name.strip())
     s = re.sub(r"^(void|auto)\s+", "", s)
+    # the one parenthesis before the parameter list: a kernel in an unnamed namespace (as C++ candidates
+    # and PyTorch's softmax and depthwise kernels are) was cut there and had no name at all
+    s = s.replace("(anonymous namespace)::", "")
     # cut the parameter list and template arguments (balanced, from the left)
     out, depth = [], 0
     for ch in s:

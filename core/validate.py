@@ -11,7 +11,12 @@ on the CPU (bfloat16 rounding on large shapes).
 
 Inputs must be the same in every process: the judge regenerates them in its own. Each combination's
 inputs are reduced to a digest (:func:`input_digest`) that the caller recomputes in another process
-and compares (``mkbench validate`` does, for every combination)."""
+and compares (``mkbench validate`` does, for every combination).
+
+A task whose reference keeps state across calls (``Task.stateful_reference``, an imported model that
+updates its attributes in ``forward``) is validated as a run judges it: every check starts from the
+model's initial state, in copies of its own for the judge and for the control (:func:`fresh`); that
+its answers do change on a repeated call is said in the task's notes."""
 
 from __future__ import annotations
 
@@ -26,7 +31,12 @@ from .hardware import HardwareProfile
 from .inputs import generate, same, seed_for
 from .inputs import normalize as _normalize
 from .judge import check_callable
-from .task import Shape, Task, baseline_reference
+from .task import Shape, Task, baseline_reference, load_task_file
+
+
+def fresh(task: Task) -> Task:
+    """``task`` itself, or for a stateful reference a copy from the initial state."""
+    return load_task_file(task.source, fresh=True) if task.stateful_reference and task.source else task
 
 
 @dataclass
@@ -213,11 +223,11 @@ def _positive_controls(task: Task, shape: Shape, dtype: str, device: str, seed: 
     the task's baseline) and, asked for, torch.compile's build of it."""
     # the baselines as they run: with Task.baseline_compute_dtype, in that dtype and cast back; with
     # Task.baseline, that function
-    positives = {"eager": baseline_reference(task)}
+    positives = {"eager": lambda: baseline_reference(fresh(task))}
     if compile_control:
-        positives["torch.compile"] = torch.compile(baseline_reference(task))
-    for name, fn in positives.items():
-        res = check_callable(task, fn, shape, dtype, seeds, seed, device)
+        positives["torch.compile"] = lambda: torch.compile(baseline_reference(fresh(task)))
+    for name, build in positives.items():
+        res = check_callable(fresh(task), build(), shape, dtype, seeds, seed, device)
         v.positives_run += 1  # counted once its check has finished: one cut by an error is no verdict
         if res.ok:
             v.positives_passed += 1
@@ -235,8 +245,10 @@ def _validate_combo(task: Task, shape: Shape, dtype: str, device: str, seed: int
     if any(isinstance(a, torch.Tensor) and not same(a, b) for a, b in zip(inputs, again)) or len(inputs) != len(again):
         v.problems.append(f"{where}: make_inputs is not deterministic for a fixed seed")
     with torch.no_grad():
-        first = _normalize(task.reference(*inputs))
-        second = _normalize(task.reference(*again))
+        first = _normalize(fresh(task).reference(*inputs))
+        second = _normalize(fresh(task).reference(*again))
+    if task.stateful_reference:
+        v.notes.append(f"{where}: {_stateful_note(task, inputs, first)}")
     if not _outputs_equal(first, second):
         problem = _nondeterminism_problem(task, shape, dtype, device, inputs, first, second)
         if problem is None:
@@ -248,15 +260,16 @@ def _validate_combo(task: Task, shape: Shape, dtype: str, device: str, seed: int
     for i, value in enumerate(inputs):
         if not isinstance(value, torch.Tensor) or value.numel() == 0:
             continue
-        problem = dependence_problem(task, inputs, i, first)
+        problem = dependence_problem(fresh(task), inputs, i, first)
         if problem:
             v.problems.append(f"{where}: {problem}")
-    for name, fn in controls(task).items():
+    for name in controls(task):
         if name == "bf16_compute" and dtype != "float32":
             continue
         if name == "returns_input" and returns_input_impossible(task, inputs):
             continue
-        accepted = check_callable(task, fn, shape, dtype, 1, seed, device).ok
+        fn = controls(fresh(task))[name]
+        accepted = check_callable(fresh(task), fn, shape, dtype, 1, seed, device).ok
         v.controls_run += 1  # counted once its check has finished (an out-of-memory error is not 'accepted')
         if accepted:
             v.problems.append(f"{where}: negative control '{name}' was accepted")
@@ -265,6 +278,18 @@ def _validate_combo(task: Task, shape: Shape, dtype: str, device: str, seed: int
 
 
 NONDETERMINISTIC_NOTE = "reference is nondeterministic within its contract (atomics)"
+
+
+def _stateful_note(task: Task, inputs: tuple, first: tuple) -> str:
+    """What a second call of one copy answers to the same inputs, for a stateful task's notes."""
+    from .inputs import clone_args
+    copy = fresh(task)
+    with torch.no_grad():
+        copy.reference(*clone_args(inputs))
+        repeated = _normalize(copy.reference(*clone_args(inputs)))
+    moved = "changes" if not _outputs_equal(first, repeated) else "does not change"
+    return (f"the reference keeps state across calls ({task.stateful_reference}): its answer to the same inputs "
+            f"{moved} on a second call; each check starts from the initial state")
 
 
 def _nondeterminism_problem(task: Task, shape: Shape, dtype: str, device: str, inputs: tuple, first: tuple,

@@ -545,6 +545,25 @@ def test_stateful_reference_whose_answers_do_not_move_is_no_evidence(cli_fresh, 
     assert "the reference keeps state across calls (Model.forward assigns self.calls" in row["extra"]["unchecked"]
 
 
+def test_validate_judges_a_stateful_reference_from_its_initial_state(cli_fresh, tmp_path):
+    """`mkbench validate` of imported stateful tasks: each check starts from the model's initial
+    state (it called the reference nondeterministic and rejected eager, both from a state that
+    earlier calls had moved on), and the notes say whether the answers change on a second call."""
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "31_Cell.py").write_text(_CELL_PROBLEM)
+    (tmp_path / "p" / "32_Counter.py").write_text(_COUNTER_PROBLEM)
+    code, _, err = cli_fresh("import", "kernelbench", tmp_path / "p", "--out", tmp_path / "t", "--category", "fusion",
+                             "--shape-role", "small")
+    assert code == 0, err
+    code, out, err = cli_fresh("validate", "--tasks-dir", tmp_path / "t", "--task", "kb_31_cell,kb_32_counter")
+    assert code == 0, out + err
+    assert "2 ok, 0 with problems; 2/2 positive controls passed" in out
+    assert ("kb_31_cell: default/float32: the reference keeps state across calls (Model.forward assigns self.state "
+            "at line 13): its answer to the same inputs changes on a second call") in out
+    assert "kb_32_counter: default/float32: the reference keeps state across calls (Model.forward assigns " \
+           "self.calls at line 12): its answer to the same inputs does not change on a second call" in out
+
+
 _FLOAT32_STATE_PROBLEM = """
 import torch
 import torch.nn as nn
