@@ -247,6 +247,30 @@ def test_kernel_sources_held_in_a_function_local(tmp_path):
     assert kernel_names(path) == {"fused_kernel"}
 
 
+def test_kernel_sources_held_in_an_attribute_of_the_class(tmp_path):
+    """`self.code = '''...'''` in __init__, `load_inline(cuda_sources=self.code)` in another method (6
+    of CUDA-L1's 210 h100 candidates); an attribute bound twice is not resolved."""
+    path = tmp_path / "c.py"
+    path.write_text(textwrap.dedent('''\
+        from torch.utils.cpp_extension import load_inline
+        class ModelNew:
+            def __init__(self):
+                self.code = """
+                __global__ void attr_kernel(float* x) {}
+                """
+                self.other = "__global__ void a(float* x) {}"
+            def build(self):
+                self.other = "__global__ void b(float* x) {}"
+                ext = load_inline(name="e", cpp_sources="", cuda_sources=self.code, functions=["f"])
+                return load_inline(name="g", cpp_sources="", cuda_sources=self.other, functions=["f"])
+        '''))
+    found = sources.find(path, "cuda")
+    assert [s.label for s in found.sources] == ["load_inline cuda_sources (line 10)",
+                                                "load_inline cpp_sources (line 10)"]
+    assert found.unresolved == ["line 11: load_inline cuda_sources is not a constant string (see the source rule)"]
+    assert kernel_names(path) == {"attr_kernel"}
+
+
 @pytest.mark.parametrize("path", sorted(REFS.glob("*/*.py")), ids=lambda p: p.stem)
 def test_reference_kernel_names_are_the_launched_ones(path):
     # Every kernel a reference defines is fetched by name (get_function / RawKernel), and only those.

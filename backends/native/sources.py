@@ -6,8 +6,9 @@ without importing it; the profiler side (``kernel_names``) needs the kernels' na
 candidate runs. The source rule (documented in docs/backends/cuda.md and hip.md):
 
 * a string is resolved when it is a literal, a top-level name bound to a resolvable string, a name
-  bound once to one inside the function that makes the call (or a function around it), or a ``+``
-  of resolvable strings; a list or tuple of them counts as several sources;
+  bound once to one inside the function that makes the call (or a function around it), an attribute
+  ``self.x`` bound once to one in the methods of the class around the call, or a ``+`` of
+  resolvable strings; a list or tuple of them counts as several sources;
 * CUDA: the code argument of every ``RawModule(code=...)`` / ``RawKernel(code, name)`` call, the
   ``cuda_sources=`` (and, for integrity checks only, ``cpp_sources=``) of every ``load_inline``
   call, and every top-level name matching ``CUDA_SOURCE``, ``*_CUDA_SOURCE``, ``CUDA_SRC`` ...;
@@ -88,6 +89,25 @@ class _Resolver:
                 inner.consts.pop(name, None)
         return inner
 
+    def within_class(self, cls: ast.ClassDef) -> _Resolver:
+        """This resolver inside the methods of ``cls``: an attribute bound once in the class's methods
+        to a resolvable string (``self.code = '''...'''`` in ``__init__``, ``load_inline(...,
+        cuda_sources=self.code)`` later) resolves as ``self.code``."""
+        inner = _Resolver.__new__(_Resolver)
+        inner.text, inner.names, inner.consts = self.text, self.names, dict(self.consts)
+        bound: dict[str, list] = {}
+        for node in ast.walk(cls):
+            targets = (node.targets if isinstance(node, ast.Assign) else
+                       [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else [])
+            for t in targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    bound.setdefault(f"self.{t.attr}", []).append(None if isinstance(node, ast.AugAssign) else node)
+        for key, nodes in bound.items():
+            resolved = self.resolve(nodes[0].value) if len(nodes) == 1 and nodes[0] is not None else None
+            if resolved is not None:
+                inner.consts[key] = resolved
+        return inner
+
     def _bind(self, statements, names: bool = True) -> None:
         for node in statements:
             targets, value = [], None
@@ -115,6 +135,8 @@ class _Resolver:
             return node.value, node.lineno, _exact(node, self.text)
         if isinstance(node, ast.Name) and node.id in self.consts:
             return self.consts[node.id]
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return self.consts.get(f"self.{node.attr}")
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.resolve(node.left), self.resolve(node.right)
             if left and right:
@@ -132,10 +154,11 @@ class _Resolver:
 
 
 def _calls(tree: ast.Module, r: _Resolver):
-    """Every call in the module, with the resolver of the function it is made in."""
+    """Every call in the module, with the resolver of the function (and class) it is made in."""
     def visit(node: ast.AST, res: _Resolver):
         for child in ast.iter_child_nodes(node):
-            inner = res.within(child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else res
+            inner = (res.within(child) if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     else res.within_class(child) if isinstance(child, ast.ClassDef) else res)
             if isinstance(child, ast.Call):
                 yield child, res
             yield from visit(child, inner)
