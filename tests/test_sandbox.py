@@ -104,6 +104,18 @@ HOSTILE = {
                 socket.socket(socket.AF_UNIX).connect(path)
             return x.clone()
     """,
+    # plants a build in the JIT build folder of another unit (its own folder is its unit's alone)
+    "leaky_relu": """
+        import os
+        def kernel_function(x):
+            own = os.environ["TORCH_EXTENSIONS_DIR"]
+            os.makedirs(own, exist_ok=True)
+            open(os.path.join(own, "mine.txt"), "w").write("allowed")
+            other = os.path.join(os.path.dirname(own), "another-unit")
+            os.makedirs(other, exist_ok=True)
+            open(os.path.join(other, "planted.so"), "w").write("pwned")
+            return x.clone()
+    """,
     # reaches into another process (the orchestrator: this test's process)
     "hardswish": """
         def kernel_function(x):
@@ -200,6 +212,17 @@ def test_write_outside_scratch_is_an_error_naming_the_path(hostile_run):
     rows = [r for k, r in hostile_run["rows"].items() if k[0] == "mish" and r["verdict"] == "error"]
     assert rows and all(str(hostile_run["outside"]) in r["error"] for r in rows)
     assert not hostile_run["outside"].exists()
+
+
+def test_build_folders_are_per_unit(hostile_run):
+    """A confined worker writes its own unit's load_inline build folder, and no other unit's: an
+    extension planted under another candidate's key would be loaded as that candidate's."""
+    rows = [r for k, r in hostile_run["rows"].items() if k[0] == "leaky_relu" and r["verdict"] != "skipped"]
+    root = hostile_run["store"].parent / f"{hostile_run['store'].stem}-cache" / "torch_extensions"
+    assert rows and all(r["verdict"] == "error" and str(root / "another-unit") in r["error"] for r in rows), rows
+    assert not (root / "another-unit").exists()
+    (own,) = [p for p in root.iterdir() if p.name.startswith("leaky_relu__hostile-")]
+    assert (own / "mine.txt").read_text() == "allowed"
 
 
 def test_honest_candidate_is_correct_and_confinement_recorded(tmp_path, cli):

@@ -319,6 +319,13 @@ class Runner:
             env = worker_env(unit.backend, hw)
             for k, v in caches.items():
                 env.setdefault(k, v)
+            if env.get("TORCH_EXTENSIONS_DIR") == caches.get("TORCH_EXTENSIONS_DIR"):
+                # A build folder per unit (the same on a resume: keyed by the unit), the only one its
+                # confined worker may write: in a shared one, a candidate could plant an extension under
+                # the key of another candidate's sources for that unit to load as its own.
+                key = hashlib.sha256(repr(unit.key).encode()).hexdigest()[:10]
+                env["TORCH_EXTENSIONS_DIR"] = str(Path(caches["TORCH_EXTENSIONS_DIR"]) /
+                                                  f"{slug(unit.task.name, 40)}__{slug(unit.method, 40)}-{key}")
             return env
 
         settings = self._settings(run)
