@@ -1,11 +1,21 @@
 """Where a run's time went (mkbench.engine.clock), and the trace-duration rule that needs a trace
 taken with the device to itself (mkbench.integrity)."""
 
+import os
 import re
 
 import pytest
 
-from mkbench.engine.clock import engine_line, run_wall, step_table, unit_clock, unit_clocks
+from mkbench.engine.clock import (
+    cpu_sample,
+    engine_line,
+    host_cpu,
+    run_host,
+    run_wall,
+    step_table,
+    unit_clock,
+    unit_clocks,
+)
 from mkbench.engine.observation import ComboObservation
 from mkbench.integrity import hack_evidence
 from mkbench.store import Store
@@ -62,6 +72,26 @@ def test_engine_line_is_arithmetic_on_the_clocks():
     assert run_wall({}) == (None, None, 0)
 
 
+
+def test_host_cpu_is_arithmetic_on_two_samples_and_weighted_over_sessions():
+    start = {"busy": 1000.0, "total": 4000.0, "own_s": 10.0, "at": 100.0}
+    end = {"busy": 2500.0, "total": 6000.0, "own_s": 19.0, "at": 110.0}
+    host = host_cpu(start, end)
+    # 1500 of 2000 jiffies busy; the orchestrator used 9 CPU seconds in 10 s
+    assert host == {"cores": os.cpu_count(), "busy": 0.75, "orchestrator_cores": 0.9}
+    assert host_cpu(start, None) is None and host_cpu(end, start) is None
+    line = engine_line([unit_clock({"correctness": 1.0}, False)], 10.0, 2, host)
+    assert line.endswith(f"host CPU busy 75% of {os.cpu_count()} cores (the orchestrator 0.9 of one)")
+    sessions = {"engine_clock": {"sessions": [
+        {"wall_s": 30.0, "host_cpu": {"cores": 16, "busy": 0.9, "orchestrator_cores": 1.0}},
+        {"wall_s": 10.0, "host_cpu": {"cores": 16, "busy": 0.5, "orchestrator_cores": 0.2}},
+        {"wall_s": 5.0}]}}  # a session of an older mkbench: no host figures
+    assert run_host(sessions) == {"cores": 16, "busy": 0.8, "orchestrator_cores": 0.8}
+    assert run_host({}) is None
+    sample = cpu_sample()  # this machine's, where it has /proc/stat
+    assert sample is None or (sample["total"] >= sample["busy"] >= 0 and sample["own_s"] > 0)
+
+
 def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
     store = tmp_path / "r.sqlite"
     code, out, err = cli("run", "--backend", "triton", "--hw", "cpu", "--task", "silu", "--shape-role", "small",
@@ -72,6 +102,8 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
     assert out.strip().splitlines()[-1].startswith("confinement: "), out  # the summary's last line
     assert re.match(r"engine: 2 units in \d+ s \([\d.]+ s/unit\), lanes \d+ busy \d+%, lock waits \d+%, trace",
                     line), out
+    if os.path.exists("/proc/stat"):  # the host's cores, measured over the session
+        assert re.search(r", host CPU busy \d+% of \d+ cores \(the orchestrator [\d.]+ of one\)$", line), line
     code, out, err = cli("analyze", "engine", "--store", store)
     assert code == 0, err
     assert "engine: 2 units in" in out

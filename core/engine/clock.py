@@ -9,11 +9,16 @@ records its own wall time and lane count in its environment (``engine_clock``). 
   run command's last line, and ``mkbench analyze engine``'s first);
 * :func:`step_table`: the mean seconds per unit of each step, candidates and baselines apart.
 
-Both read the same :func:`unit_clocks`, so the line and the table always agree.
+Both read the same :func:`unit_clocks`, so the line and the table always agree. Each session also
+records how busy the host's cores were (:func:`host_cpu`): a job that waits on the host's CPU
+(compiles, judges and workers' starts competing for cores) looks, in the step table alone, like a
+job that waits on locks.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -80,8 +85,33 @@ def totals(clocks: list[UnitClock]) -> dict[str, float]:
             "trace_overhead_seconds": sum(c.steps.get(TRACE_OVERHEAD, 0.0) for c in clocks)}
 
 
-def engine_line(clocks: list[UnitClock], wall_s: float | None, lanes: int | None) -> str:
-    """``engine: 40 units in 95 s (2.4 s/unit), lanes 12 busy 61%, lock waits 18%, trace 7% of unit time``."""
+def cpu_sample() -> dict[str, float] | None:
+    """The host's CPU time so far (``/proc/stat``: busy and total jiffies over every core) and this
+    process's own CPU seconds (all its threads), or None where there is no ``/proc/stat``."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+    except (OSError, ValueError):
+        return None
+    t = os.times()
+    return {"busy": float(sum(fields) - fields[3] - fields[4]), "total": float(sum(fields)),
+            "own_s": t.user + t.system, "at": time.monotonic()}
+
+
+def host_cpu(start: dict | None, end: dict | None) -> dict[str, Any] | None:
+    """Between two :func:`cpu_sample`\\ s: the share of the host's cores that were busy, and how many
+    cores' worth the orchestrator itself used (near 1: its threads, which share one interpreter, are
+    what everything waits on)."""
+    if not start or not end or end["total"] <= start["total"] or end["at"] <= start["at"]:
+        return None
+    return {"cores": os.cpu_count(), "busy": round((end["busy"] - start["busy"]) / (end["total"] - start["total"]), 3),
+            "orchestrator_cores": round((end["own_s"] - start["own_s"]) / (end["at"] - start["at"]), 3)}
+
+
+def engine_line(clocks: list[UnitClock], wall_s: float | None, lanes: int | None,
+                host: dict[str, Any] | None = None) -> str:
+    """``engine: 40 units in 95 s (2.4 s/unit), lanes 12 busy 61%, lock waits 18%, trace 7% of unit time,
+    host CPU busy 80% of 16 cores (the orchestrator 0.7 of one)``."""
     t = totals(clocks)
     if not t["units"]:
         return "engine: no unit evaluated"
@@ -96,6 +126,9 @@ def engine_line(clocks: list[UnitClock], wall_s: float | None, lanes: int | None
     overhead = _share(t["trace_overhead_seconds"], t["unit_seconds"]) if t["trace_overhead_seconds"] else None
     parts.append((f"trace {trace:.0%}" if trace is not None else "trace -") + " of unit time" +
                  (f" (the profiler itself {overhead:.0%})" if overhead is not None else ""))
+    if host:
+        parts.append(f"host CPU busy {host['busy']:.0%} of {host['cores']} cores "
+                     f"(the orchestrator {host['orchestrator_cores']:.1f} of one)")
     return ", ".join(parts)
 
 
@@ -109,6 +142,19 @@ def step_table(clocks: list[UnitClock]) -> tuple[list[str], list[list[Any]]]:
     for s in names:
         rows.append([s, *(round(sum(c.steps.get(s, 0.0) for c in v) / len(v), 3) for v in groups.values())])
     return headers, rows
+
+
+def run_host(env: dict[str, Any]) -> dict[str, Any] | None:
+    """The host's CPU over the run's sessions that recorded it, weighted by their wall time."""
+    sessions = [s for s in (env.get("engine_clock") or {}).get("sessions") or []
+                if s.get("host_cpu") and s.get("wall_s")]
+    wall = sum(s["wall_s"] for s in sessions)
+    if not wall:
+        return None
+    return {"cores": sessions[-1]["host_cpu"]["cores"],
+            "busy": round(sum(s["host_cpu"]["busy"] * s["wall_s"] for s in sessions) / wall, 3),
+            "orchestrator_cores": round(sum(s["host_cpu"]["orchestrator_cores"] * s["wall_s"] for s in sessions)
+                                        / wall, 3)}
 
 
 def run_wall(env: dict[str, Any]) -> tuple[float | None, int | None, int]:

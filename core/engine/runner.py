@@ -25,7 +25,7 @@ from ..registry import Registry
 from ..store import RunOwned, Store, this_owner
 from ..timing import TimingSettings
 from . import procs
-from .clock import engine_line, unit_clocks
+from .clock import cpu_sample, engine_line, host_cpu, unit_clocks
 from .device import Device, default_lanes
 from .lane import EvalSettings, Limits
 from .plan import Planner, Unit
@@ -171,13 +171,15 @@ class Runner:
         self.progress.start(len(units), len(units) - len(todo))
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         beat = started = time.monotonic()
+        cpu_at_start = cpu_sample()
         clocks: list = []  # of the units evaluated in this session, for the engine line
         executor = None
 
         def engine_clock() -> dict:  # this session's wall time and lanes, added to the run's earlier sessions
             lanes = len(executor.lane_states()) if executor is not None else 0
             session = {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks),
-                       "confinement": self.confinement()}  # this session's (a resume may differ from the first)
+                       "confinement": self.confinement(),  # this session's (a resume may differ from the first)
+                       "host_cpu": host_cpu(cpu_at_start, cpu_sample())}
             phases = getattr(executor, "timing_phases", None)
             if phases is not None:  # the local executor's devices (a Ray actor's lock is not seen from here)
                 session["timing"] = phases()
@@ -217,7 +219,7 @@ class Runner:
         now = engine["sessions"][-1]
         return {"run_id": run_id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid],
                 "confinement": self.confinement(),
-                "engine_line": engine_line(clocks, now["wall_s"], now["lanes"])}
+                "engine_line": engine_line(clocks, now["wall_s"], now["lanes"], now.get("host_cpu"))}
 
     # --- pieces -------------------------------------------------------------------------------
     def _open_run(self, config_key: str, config: dict, hw: HardwareProfile, probe: dict) -> int | None:
