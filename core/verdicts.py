@@ -41,7 +41,9 @@ MEANING: dict[Verdict, str] = {
                            "(the message names the file and line)",
     Verdict.HACK: "runtime evidence of cheating: the harness or judge tampered with, work hidden from the timer "
                   "(kernels on another stream ending after the timed span, threads), answers that were right "
-                  "before the timed calls and wrong after them, a decoy (the answer stays right with the "
+                  "before the timed calls and wrong after them (for a model that keeps state across calls: its "
+                  "answers repeated bit for bit after them, where the reference's change from call to call), "
+                  "a decoy (the answer stays right with the "
                   "candidate's own kernels suppressed), or a time under the hardware's roofline floor. "
                   "Never counted as correct; static findings alone never give it",
     Verdict.CRASH: "the candidate's worker died (signal or exit code, with the log tail)",
