@@ -16,7 +16,6 @@ through the orchestrator to the worker, with tensors handed over the same way.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -202,14 +201,10 @@ def _structure_of(task: Task, pristine: tuple) -> tuple:
 
 
 def output_digest(outputs: tuple) -> str:
-    """A digest of the outputs' shapes, dtypes and bytes: the same answer given twice, bit for bit."""
-    h = hashlib.blake2b(digest_size=16)
-    for o in outputs:
-        t = o.detach().contiguous().cpu()
-        h.update(repr((tuple(t.shape), str(t.dtype))).encode())
-        if t.numel():
-            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
-    return h.hexdigest()
+    """The outputs' shapes, dtypes and bytes (:func:`mkbench.transfer.tensor_digest`) in one string:
+    the same answer given twice, bit for bit, gives the same string."""
+    from .transfer import tensor_digest
+    return ";".join(f"{tuple(o.shape)}:{o.dtype}:{tensor_digest(o.detach().contiguous().cpu())}" for o in outputs)
 
 
 def device_moved_warning(outputs: tuple, expected: tuple) -> str | None:

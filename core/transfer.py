@@ -104,15 +104,15 @@ def _export_shm(t: torch.Tensor) -> dict:
     view = _view(shm.buf, t.dtype, list(t.shape))
     if nbytes:
         view.copy_(t)
-    digest = _digest(view)
+    digest = tensor_digest(view)
     del view
     shm.close()
     return {"kind": "shm", "name": name, "dtype": dtype_name(t.dtype), "shape": list(t.shape), "nbytes": nbytes,
             "blake2b": digest}
 
 
-def _digest(t: torch.Tensor) -> str:
-    """The bytes of a contiguous tensor, digested."""
+def tensor_digest(t: torch.Tensor) -> str:
+    """The bytes of a tensor (on the host, contiguous: as copied out of a segment), digested."""
     return hashlib.blake2b(t.reshape(-1).view(torch.uint8).numpy(), digest_size=16).hexdigest()
 
 
@@ -174,7 +174,7 @@ def _import_shm(d: dict, device) -> torch.Tensor:
         del view
     finally:
         shm.close()
-    if _digest(copy) != d["blake2b"]:
+    if tensor_digest(copy) != d["blake2b"]:
         raise ValueError(f"shared memory segment {d['name']} changed after its writer wrote it "
                          "(another process wrote into it)")
     return copy.to(device) if device is not None else copy

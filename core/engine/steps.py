@@ -289,9 +289,9 @@ def after_timing(run: UnitRun, shape: str, dtype: str, step: dict, before: list[
     if stateful:
         # The reference's own answers change from call to call: after the timed calls the
         # candidate has made many more calls than the judge's copy, so answers then prove nothing.
-        skipped = [x for x in (rec.combo(shape, dtype).after.unchecked,) if x]
-        rec.note_after(shape, dtype, unchecked="; ".join(skipped + [
-            f"answers after the timed calls not judged: {STATEFUL} ({stateful})"]))
+        said = f"answers after the timed calls not judged: {STATEFUL} ({stateful})"
+        earlier = rec.combo(shape, dtype).after.unchecked  # the decoy run's, where it was skipped
+        rec.note_after(shape, dtype, unchecked=f"{earlier}; {said}" if earlier else said)
     try:
         if stateful:
             replayed(run, shape, dtype, pool, before, answered["answers"])

@@ -14,25 +14,31 @@ def _rope(x, cos, sin):
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
 
 
-def reference(qkv, positions, cos_cache, sin_cache, n_q_heads, n_kv_heads):
+def _split_heads(qkv, positions, cos_cache, sin_cache, n_q_heads, n_kv_heads):
+    """q, k, v as [B, S, H, D], and the tables looked up by each token's position id: [B, S, 1, D/2],
+    broadcast over heads."""
     b, s, _ = qkv.shape
     d = qkv.shape[-1] // (n_q_heads + 2 * n_kv_heads)
     q, k, v = qkv.split((n_q_heads * d, n_kv_heads * d, n_kv_heads * d), dim=-1)
-    # Tables looked up by each token's position id: [B, S, 1, D/2], broadcast over heads.
     cos, sin = cos_cache[positions].unsqueeze(2), sin_cache[positions].unsqueeze(2)
-    q = _rope(q.reshape(b, s, n_q_heads, d), cos, sin)
-    k = _rope(k.reshape(b, s, n_kv_heads, d), cos, sin)
-    v = v.reshape(b, s, n_kv_heads, d)
+    return (q.reshape(b, s, n_q_heads, d), k.reshape(b, s, n_kv_heads, d), v.reshape(b, s, n_kv_heads, d),
+            cos, sin)
+
+
+def reference(qkv, positions, cos_cache, sin_cache, n_q_heads, n_kv_heads):
+    q, k, v, cos, sin = _split_heads(qkv, positions, cos_cache, sin_cache, n_q_heads, n_kv_heads)
     # Head-major outputs [B, H, S, D], contiguous, as attention kernels read them.
-    return tuple(t.transpose(1, 2).contiguous() for t in (q, k, v))
+    return tuple(t.transpose(1, 2).contiguous() for t in (_rope(q, cos, sin), _rope(k, cos, sin), v))
 
 
 def _rope_magnitude(x, cos, sin):
     half = x.shape[-1] // 2
     x1, x2 = x[..., :half], x[..., half:]
-    a = (x1 * cos).abs() + (x2 * sin).abs() + (x1 * cos - x2 * sin).abs()
-    b = (x2 * cos).abs() + (x1 * sin).abs() + (x2 * cos + x1 * sin).abs()
-    return torch.cat((a, b), dim=-1)
+
+    def terms(p, r, y):  # |p| + |r| + |y| for y = p - r or p + r
+        return p.abs() + r.abs() + y.abs()
+    return torch.cat((terms(x1 * cos, x2 * sin, x1 * cos - x2 * sin), terms(x2 * cos, x1 * sin, x2 * cos + x1 * sin)),
+                     dim=-1)
 
 
 def rounding_magnitude(qkv, positions, cos_cache, sin_cache, n_q_heads, n_kv_heads):
@@ -47,13 +53,8 @@ def rounding_magnitude(qkv, positions, cos_cache, sin_cache, n_q_heads, n_kv_hea
     there an error that is a fraction of an ulp of the terms is many ulps of y. On one H200 eager
     bfloat16 failed the plain allclose at the large shape: "1/67108864 elements outside rtol=0.02
     atol=0.02*rms (worst: got -0.0625, expected -0.0170898)". v is copied: no allowance."""
-    b, s, _ = qkv.shape
-    d = qkv.shape[-1] // (n_q_heads + 2 * n_kv_heads)
-    q, k, _ = qkv.split((n_q_heads * d, n_kv_heads * d, n_kv_heads * d), dim=-1)
-    cos, sin = cos_cache[positions].unsqueeze(2), sin_cache[positions].unsqueeze(2)
-    mq = _rope_magnitude(q.reshape(b, s, n_q_heads, d), cos, sin)
-    mk = _rope_magnitude(k.reshape(b, s, n_kv_heads, d), cos, sin)
-    return mq.transpose(1, 2), mk.transpose(1, 2), None
+    q, k, _, cos, sin = _split_heads(qkv, positions, cos_cache, sin_cache, n_q_heads, n_kv_heads)
+    return _rope_magnitude(q, cos, sin).transpose(1, 2), _rope_magnitude(k, cos, sin).transpose(1, 2), None
 
 
 def make_inputs(shape, dtype, gen):
