@@ -251,6 +251,8 @@ def serve(conn, env: dict[str, str], device: str) -> None:
     from . import procguard, transfer, wire
     procguard.detach_and_guard()
     if device == "cuda":
+        from .timing import wait_untimed
+        wait_untimed()  # never timed: with --untimed-wait block its waits for the device leave the core free
         torch.cuda.set_device(0)
         use_ieee_float32()
     judge = Judge(device)

@@ -129,6 +129,24 @@ def cudart():
     return _cudart or None
 
 
+#: how a process that is never timed (a judge, a compile-ahead worker) waits for the device: "spin"
+#: (CUDA's default for a process with one context: a core spins until the device is done) or "block"
+#: (it sleeps on the driver's interrupt, leaving the core to others). Set by ``--untimed-wait``.
+UNTIMED_WAIT_ENV = "MKBENCH_UNTIMED_WAIT"
+_SCHEDULE_BLOCKING_SYNC = 0x04  # cudaDeviceScheduleBlockingSync
+
+
+def wait_untimed() -> str | None:
+    """Before this process's CUDA context exists: make it block instead of spin while it waits for the
+    device, where ``MKBENCH_UNTIMED_WAIT=block``. What was done ("block"), or None (CUDA's default)."""
+    if os.environ.get(UNTIMED_WAIT_ENV) != "block":
+        return None
+    lib = cudart()
+    if lib is None or lib.cudaSetDeviceFlags(ctypes.c_uint(_SCHEDULE_BLOCKING_SYNC)) != 0:
+        return None
+    return "block"
+
+
 def _reset_persisting_l2() -> bool:
     """cudaCtxResetPersistingL2Cache through the CUDA runtime torch loaded; False if unreachable."""
     lib = cudart()

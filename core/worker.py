@@ -299,6 +299,9 @@ class Steps:
         self.device = self.hw.device
         if self.device == "cuda":
             t = time.monotonic()
+            if cmd.get("untimed"):  # a compile-ahead worker: never timed, its waits need no core
+                from .timing import wait_untimed
+                wait_untimed()
             torch.cuda.set_device(0)  # creates the process's CUDA context
             self.start_seconds["cuda_init"] = round(time.monotonic() - t, 3)
             from .contracts import use_ieee_float32

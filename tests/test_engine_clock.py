@@ -103,7 +103,8 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
     assert re.match(r"engine: 2 units in \d+ s \([\d.]+ s/unit\), lanes \d+ busy \d+%, lock waits \d+%, trace",
                     line), out
     if os.path.exists("/proc/stat"):  # the host's cores, measured over the session
-        assert re.search(r", host CPU busy \d+% of \d+ cores \(the orchestrator [\d.]+ of one\)$", line), line
+        host = r", host CPU busy \d+% of \d+ cores \(the judges [\d.]+ cores, the orchestrator [\d.]+ of one\)$"
+        assert re.search(host, line), line
     code, out, err = cli("analyze", "engine", "--store", store)
     assert code == 0, err
     assert "engine: 2 units in" in out
@@ -116,6 +117,16 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
                  for r in Store(store).results() if r["verdict"] != "skipped"]
         assert steps and all(s.get("start_confine", -1) >= 0 for s in steps if s), steps
         assert "start_confine" in out
+    # CPU seconds, read from /proc by the orchestrator: every worker did some work (imports are warm
+    # in the fork server, but the checks are not free), and the judges' are in the session's record
+    if os.path.exists("/proc/self/stat"):
+        steps = [(r["extra"] or {}).get("unit_seconds", {}).get("steps", {})
+                 for r in Store(store).results() if r["verdict"] != "skipped"]
+        assert all(s["cpu_worker"] > 0 for s in steps), steps
+        assert "cpu_worker" in out
+        run = Store(store).runs()[-1]
+        session = run.env["engine_clock"]["sessions"][-1]
+        assert session["judge_cpu_s"] > 0 and session["host_cpu"]["judge_cores"] >= 0, session
 
 
 def _trace(busy_us: float, alone: bool | None) -> dict:

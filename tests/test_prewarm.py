@@ -60,6 +60,9 @@ def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewar
         extra = r["extra"] if isinstance(r["extra"], dict) else json.loads(r["extra"])
         step = "compile_ahead" if executor == "local" else "prewarm"
         assert extra["unit_seconds"]["steps"][step] > 0, extra["unit_seconds"]
+        # the throwaway worker's CPU seconds beside its wall seconds, read from /proc
+        if os.path.exists("/proc/self/stat"):
+            assert 0 < extra["unit_seconds"]["steps"]["cpu_compile_ahead"], extra["unit_seconds"]
         if executor == "local":  # the wait for a compile-ahead worker, apart from the work
             assert extra["unit_seconds"]["steps"]["compile_queue"] >= 0, extra["unit_seconds"]
     (env,) = sqlite3.connect(store).execute("select env from runs").fetchone()

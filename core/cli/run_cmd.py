@@ -95,6 +95,9 @@ def add_parser(sub) -> None:
     p.add_argument("--timing-gather", type=check.positive, metavar="S",
                    help="seconds the first unit waiting to be timed waits for --timing-batch units before its "
                         "phase opens anyway (default: 2)")
+    p.add_argument("--untimed-wait", choices=["spin", "block"], default="spin",
+                   help="how the processes that are never timed (judges, compile-ahead workers) wait for the GPU: "
+                        "spin on a core, CUDA's default (default), or block, leaving the core to compiles")
     p.add_argument("--worker-memory-mb", type=check.count(64, 1 << 24), metavar="MIB",
                    help="cap each candidate worker's private writable memory (RLIMIT_DATA, MiB): a candidate's host "
                         "allocations beyond it fail in the candidate (an 'error' verdict) instead of exhausting the "
@@ -143,7 +146,7 @@ def run(args) -> int:
         timing_queue=args.timing_queue, timing_gather_s=args.timing_gather,
         worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,
-        baseline_cache=not args.no_baseline_cache, confine=not args.no_confine,
+        baseline_cache=not args.no_baseline_cache, confine=not args.no_confine, untimed_wait=args.untimed_wait,
     )
     registry.backend(options.backend)  # fail on an unknown name before probing the device
     for name in options.tasks:

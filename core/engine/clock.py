@@ -36,6 +36,11 @@ TRACE_OVERHEAD = "trace_overhead"
 #: the worker's start, its stop. The compile-ahead stage's own pool (``compile_ahead``, and the wait for
 #: one of its workers, ``compile_queue``) is not lane time.
 OUTSIDE_STAGES = ("prewarm", "fork", "stop")
+#: CPU seconds, not wall time (read from ``/proc`` by the orchestrator, see :func:`tree_cpu`): a
+#: lane's worker over its whole unit, a compile-ahead worker over its life. Set against the unit's
+#: wall seconds they say whether a step computed or waited for a core.
+CPU_WORKER, CPU_COMPILE_AHEAD = "cpu_worker", "cpu_compile_ahead"
+CPU_STEPS = (CPU_WORKER, CPU_COMPILE_AHEAD)
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,32 @@ def totals(clocks: list[UnitClock]) -> dict[str, float]:
             "trace_overhead_seconds": sum(c.steps.get(TRACE_OVERHEAD, 0.0) for c in clocks)}
 
 
+def process_cpu(pid: int | None) -> float | None:
+    """CPU seconds process ``pid`` has used so far, its own and its waited-for children's (``ptxas``
+    run by a Triton compile), read from ``/proc/<pid>/stat`` by the orchestrator, not reported by the
+    process; None where it cannot be read (gone, no ``/proc``)."""
+    if not pid:
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # the name in parentheses may hold spaces
+        ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    except (OSError, ValueError, IndexError):
+        return None
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu(pid: int | None) -> float | None:
+    """CPU seconds used so far by process ``pid`` and every live process below it: a confined worker
+    is a reaper's child (:mod:`mkbench.sandbox`), whose seconds reach the reaper only once it has
+    exited. None where ``pid`` itself cannot be read."""
+    from ..procguard import descendants
+    own = process_cpu(pid)
+    if own is None:
+        return None
+    return round(own + sum(process_cpu(p) or 0.0 for p in descendants(pid)), 3)
+
+
 def cpu_sample() -> dict[str, float] | None:
     """The host's CPU time so far (``/proc/stat``: busy and total jiffies over every core) and this
     process's own CPU seconds (all its threads), or None where there is no ``/proc/stat``."""
@@ -127,8 +158,9 @@ def engine_line(clocks: list[UnitClock], wall_s: float | None, lanes: int | None
     parts.append((f"trace {trace:.0%}" if trace is not None else "trace -") + " of unit time" +
                  (f" (the profiler itself {overhead:.0%})" if overhead is not None else ""))
     if host:
+        judges = f"the judges {host['judge_cores']:.1f} cores, " if host.get("judge_cores") is not None else ""
         parts.append(f"host CPU busy {host['busy']:.0%} of {host['cores']} cores "
-                     f"(the orchestrator {host['orchestrator_cores']:.1f} of one)")
+                     f"({judges}the orchestrator {host['orchestrator_cores']:.1f} of one)")
     return ", ".join(parts)
 
 
@@ -136,7 +168,8 @@ def step_table(clocks: list[UnitClock]) -> tuple[list[str], list[list[Any]]]:
     """(headers, rows): mean seconds per unit of each step, for candidate and baseline units."""
     groups = {"candidates": [c for c in clocks if not c.baseline], "baselines": [c for c in clocks if c.baseline]}
     groups = {k: v for k, v in groups.items() if v}
-    names = sorted({s for c in clocks for s in c.steps}, key=lambda s: (s not in WAIT_STEPS + TRACE_STEPS, s))
+    names = sorted({s for c in clocks for s in c.steps},
+                   key=lambda s: (s in CPU_STEPS, s not in WAIT_STEPS + TRACE_STEPS, s))
     headers = ["step", *(f"s/unit, {g} ({len(v)})" for g, v in groups.items())]
     rows = [["unit total", *(round(sum(c.total for c in v) / len(v), 3) for v in groups.values())]]
     for s in names:
@@ -151,10 +184,16 @@ def run_host(env: dict[str, Any]) -> dict[str, Any] | None:
     wall = sum(s["wall_s"] for s in sessions)
     if not wall:
         return None
-    return {"cores": sessions[-1]["host_cpu"]["cores"],
-            "busy": round(sum(s["host_cpu"]["busy"] * s["wall_s"] for s in sessions) / wall, 3),
-            "orchestrator_cores": round(sum(s["host_cpu"]["orchestrator_cores"] * s["wall_s"] for s in sessions)
-                                        / wall, 3)}
+    def mean(key: str) -> float | None:
+        if any(s["host_cpu"].get(key) is None for s in sessions):
+            return None  # a session of an older mkbench did not record it
+        return round(sum(s["host_cpu"][key] * s["wall_s"] for s in sessions) / wall, 3)
+
+    host = {"cores": sessions[-1]["host_cpu"]["cores"], "busy": mean("busy"),
+            "orchestrator_cores": mean("orchestrator_cores")}
+    if mean("judge_cores") is not None:
+        host["judge_cores"] = mean("judge_cores")
+    return host
 
 
 def run_wall(env: dict[str, Any]) -> tuple[float | None, int | None, int]:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from .clock import CPU_COMPILE_AHEAD
 from .procs import Child
 from .session import WorkerSession
 
@@ -37,24 +38,32 @@ def wanted(unit) -> bool:
 
 
 def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_path: Path | None,
-            started: Callable[[Child | None], None] = lambda child: None) -> float:
-    """Compile ``unit``'s kernels in a throwaway worker; the seconds it took. ``started`` is told of
-    the worker (and of None once it is gone), so that whoever stops the run can kill it."""
+            started: Callable[[Child | None], None] = lambda child: None) -> dict[str, float]:
+    """Compile ``unit``'s kernels in a throwaway worker; the seconds it took (``compile_ahead``) and the
+    CPU seconds the worker used (``cpu_compile_ahead``: near the seconds where the compile had a core
+    to itself). ``started`` is told of the worker (and of None once it is gone), so that whoever stops
+    the run can kill it."""
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
     t = time.monotonic()
     w = WorkerSession(dict(env), log_path, settings.worker_memory_mb, modules, settings.confine)
     started(w.child)
+    cpu = None
     try:
-        w.expect({"op": "setup", "job": job(unit)}, settings.limits.start, "ready")
+        # never timed: it may wait for the device without spinning on a core (``untimed``)
+        w.expect({"op": "setup", "job": job(unit), "untimed": True}, settings.limits.start, "ready")
         if w.expect({"op": "compile"}, settings.limits.compile, "compiled")["ok"]:
             w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
     except Exception:  # noqa: BLE001 - a hang, a crash, garbage: see the module docstring
         pass
     finally:
+        cpu = w.cpu()
         w.stop()
         started(None)
-    return round(time.monotonic() - t, 3)
+    steps = {"compile_ahead": round(time.monotonic() - t, 3)}
+    if cpu is not None:
+        steps[CPU_COMPILE_AHEAD] = cpu
+    return steps
 
 
 def job(unit) -> dict:
@@ -63,8 +72,8 @@ def job(unit) -> dict:
 
 
 class CompileAhead:
-    """The stage's pool: ``submit`` returns a future of the seconds spent (None where the unit has
-    nothing to compile ahead); ``close`` kills the workers in flight. Units are spread over the
+    """The stage's pool: ``submit`` returns a future of :func:`prewarm`'s steps (None where the unit
+    has nothing to compile ahead); ``close`` kills the workers in flight. Units are spread over the
     devices' environments in turn (each device's ``CUDA_VISIBLE_DEVICES``: a throwaway worker opens
     a context to learn the target, and one GPU would otherwise hold every such context)."""
 
@@ -81,7 +90,7 @@ class CompileAhead:
         self._turn += 1
         return self.pool.submit(self._run, unit, dict(device_env, **env), log_path, time.monotonic())
 
-    def _run(self, unit, env: dict[str, str], log_path: Path | None, queued_at: float) -> float | None:
+    def _run(self, unit, env: dict[str, str], log_path: Path | None, queued_at: float) -> dict[str, float] | None:
         # the wait for a free worker, apart from the work: whether this pool is what units wait on
         unit.compile_queued = round(time.monotonic() - queued_at, 3)
         if self.closing:

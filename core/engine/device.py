@@ -304,9 +304,10 @@ class Device:
             obs = lane.evaluate(unit, settings, log_path, env, room=lambda: self.memory.hold(footprint(unit)),
                                 lease=lease)
             if prewarm is not None:
-                obs = obs.with_step("prewarm", prewarm)  # lane time
+                obs = obs.with_step("prewarm", prewarm.pop("compile_ahead"))  # lane time
+                obs = obs.with_steps(prewarm)
             if unit.compiled_ahead is not None:
-                obs = obs.with_step("compile_ahead", unit.compiled_ahead)  # before the lane took it
+                obs = obs.with_steps(unit.compiled_ahead)  # before the lane took it
             if unit.compile_queued is not None:
                 obs = obs.with_step("compile_queue", unit.compile_queued)  # waiting for a compile-ahead worker
             return obs
@@ -322,6 +323,10 @@ class Device:
         """The timing phases so far: how many, seconds spent draining the checks in flight, seconds held."""
         lock = self._lock
         return {"phases": lock.phases, "drain_s": round(lock.drain_s, 3), "held_s": round(lock.held_s, 3)}
+
+    def judge_cpu(self) -> float:
+        """CPU seconds the lanes' judges have used (:meth:`.judge_client.JudgeClient.cpu`)."""
+        return round(sum(lane.judge.cpu() for lane in self.lanes), 3)
 
     def states(self) -> list[str]:
         return [f"{self.name}/{lane.index}: {lane.state}" for lane in self.lanes]

@@ -12,6 +12,7 @@ from typing import Callable
 
 from .. import judge as judge_mod
 from .. import transfer
+from .clock import tree_cpu
 from .procs import Child, Died, Timeout
 from .session import Abnormal, WorkerSession
 
@@ -21,6 +22,11 @@ class JudgeClient:
                  stopped: Callable[[], bool] = lambda: False):
         self.env, self.device_kind, self.modules, self.stopped = env, device_kind, modules, stopped
         self._child: Child | None = None
+        self._cpu_gone = 0.0  # CPU seconds of this lane's judges that have exited
+
+    def cpu(self) -> float:
+        """CPU seconds this lane's judges have used, the one running and those replaced."""
+        return round(self._cpu_gone + ((tree_cpu(self._child.pid) or 0.0) if self._child is not None else 0.0), 3)
 
     def process(self) -> Child:
         if self.stopped():
@@ -74,5 +80,6 @@ class JudgeClient:
 
     def close(self) -> None:
         if self._child is not None:
+            self._cpu_gone += tree_cpu(self._child.pid) or 0.0
             self._child.stop(grace=2)
             self._child = None

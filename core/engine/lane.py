@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from . import compile_ahead, steps
+from .clock import CPU_WORKER
 from .judge_client import JudgeClient
 from .observation import AbnormalEnd, Compiled, Observation, Recorder
 from .procs import Child, Died, Timeout, log_tail
@@ -89,7 +90,9 @@ class Lane:
             elif reply["ok"] and not unit.compile_only:
                 keep_tail = True
                 if not unit.backend.is_baseline:
+                    t = time.monotonic()
                     w.expect({"op": "warm"}, settings.limits.start, "warm")
+                    w.add("warm", time.monotonic() - t)  # the profiler's start, within the compile stage
                 w.enter("wait_memory")
                 self.state = f"wait for memory {unit.task.name}"
                 holding.enter_context(room())
@@ -125,6 +128,9 @@ class Lane:
             rec.abnormal = AbnormalEnd("error", w.stage, w.combo, f"worker error: {type(exc).__name__}: {exc}")
         finally:
             w.enter("done")
+            cpu = w.cpu()
+            if cpu is not None:
+                w.clock[CPU_WORKER] = cpu  # CPU seconds, not wall: whether lanes' workers crowd the host
             t = time.monotonic()
             w.stop()
             lane = here()

@@ -40,6 +40,10 @@ class LocalExecutor:
         every = [d.timing_phases() for d in self.devices]
         return {k: round(sum(p[k] for p in every), 3) for k in ("phases", "drain_s", "held_s")}
 
+    def judge_cpu(self) -> float:
+        """CPU seconds every device's judges have used."""
+        return round(sum(d.judge_cpu() for d in self.devices), 3)
+
     def lane_states(self) -> list[str]:
         return [s for d in self.devices for s in d.states()]
 

@@ -131,7 +131,11 @@ class Observation:
 
     def with_step(self, name: str, seconds: float) -> Observation:
         """The same observation, with one more step's seconds (added outside the lane: prewarm)."""
-        return replace(self, steps={**(self.steps or {}), name: seconds})
+        return self.with_steps({name: seconds})
+
+    def with_steps(self, steps: dict[str, float]) -> Observation:
+        """The same observation, with more steps' seconds (the compile-ahead stage's)."""
+        return replace(self, steps={**(self.steps or {}), **steps})
 
 
 class Recorder:

@@ -38,7 +38,7 @@ class Unit:
     own_names: list[str] | None = None                 # kernel names built from the source (trace)
     metadata: dict[str, Any] = field(default_factory=dict)  # what an importer recorded about the candidate
     device_name: str | None = None  # where the executor sent it
-    compiled_ahead: float | None = None  # seconds the compile-ahead stage spent on it (None: not run there)
+    compiled_ahead: dict[str, float] | None = None  # the compile-ahead stage's steps (None: not run there)
     compile_queued: float | None = None  # seconds it waited for a compile-ahead worker (None: not queued there)
 
     @property

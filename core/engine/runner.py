@@ -23,7 +23,7 @@ from ..hardware import HardwareProfile, resolve_profile
 from ..integrity import Policy
 from ..registry import Registry
 from ..store import RunOwned, Store, this_owner
-from ..timing import TimingSettings
+from ..timing import UNTIMED_WAIT_ENV, TimingSettings
 from . import procs
 from .clock import cpu_sample, engine_line, host_cpu, unit_clocks
 from .device import Device, default_lanes
@@ -66,6 +66,7 @@ class RunOptions:
     baseline_cache: bool = True
     log_dir: Path | None = None
     confine: bool = True         # confine candidate workers (mkbench.sandbox); False: --no-confine
+    untimed_wait: str = "spin"   # how judges and compile-ahead workers wait for a GPU: "spin" or "block"
 
     @property
     def method_name(self) -> str:
@@ -183,6 +184,9 @@ class Runner:
             phases = getattr(executor, "timing_phases", None)
             if phases is not None:  # the local executor's devices (a Ray actor's lock is not seen from here)
                 session["timing"] = phases()
+                session["judge_cpu_s"] = executor.judge_cpu()
+                if session["host_cpu"] and session["wall_s"]:
+                    session["host_cpu"]["judge_cores"] = round(session["judge_cpu_s"] / session["wall_s"], 3)
             return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []), session]}
 
         try:
@@ -247,7 +251,7 @@ class Runner:
         env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "timing_batch": opt.timing_batch,
                          "timing_queue": opt.timing_queue, "timing_gather_s": opt.timing_gather_s,
                          "gpus": opt.gpus, "workers": opt.workers, "compile_workers": opt.compile_workers,
-                         "worker_memory_mb": opt.worker_memory_mb,
+                         "worker_memory_mb": opt.worker_memory_mb, "untimed_wait": opt.untimed_wait,
                          "confinement": self.confinement()}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
@@ -283,7 +287,8 @@ class Runner:
             if bad:
                 raise BadInput(f"--gpus {self.opt.gpus}: this machine has {count} GPU(s) (0..{count - 1})")
         lanes = self.opt.lanes or default_lanes(cores)
-        return [Device("cuda", i, lanes, {"TRITON_INTERPRET": "0"}, modules, probe.get("memory_bytes"),
+        env = {"TRITON_INTERPRET": "0", UNTIMED_WAIT_ENV: self.opt.untimed_wait}
+        return [Device("cuda", i, lanes, env, modules, probe.get("memory_bytes"),
                        self.opt.timing_batch, self.opt.timing_queue, self.opt.timing_gather_s) for i in indices]
 
     def _jit_cache_env(self) -> dict[str, str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from .. import worker as worker_mod
+from .clock import tree_cpu
 from .observation import Combo
 from .procs import Child, Timeout
 
@@ -156,6 +157,10 @@ class WorkerSession:
 
     def alive(self) -> bool:
         return self.child.proc.is_alive()
+
+    def cpu(self) -> float | None:
+        """CPU seconds the worker (and what runs below it) has used so far (:func:`.clock.tree_cpu`)."""
+        return tree_cpu(self.child.pid)
 
     def stop(self) -> None:
         self.child.stop(grace=2)
