@@ -107,6 +107,14 @@ def measure(store: Path) -> dict:
         # the device's timing phases (how many, seconds draining the checks in flight, seconds held), as
         # the run recorded them when it stopped (absent where it was killed before it could)
         "timing_phases": next((sess["timing"] for sess in reversed(sessions) if "timing" in sess), None),
+        # the timed steps themselves (every other lane waits through them), and the calls the timer's
+        # run-ahead dropped while it found its spin length
+        "time_step_seconds": round(sum(c.steps.get("time_step", 0.0) for c in clocks), 3),
+        "run_ahead_dropped": sum(int(((r["extra"] or {}).get("run_ahead_dropped")) or 0) for r in rows),
+        "host_cpu": next((sess["host_cpu"] for sess in reversed(sessions) if sess.get("host_cpu")), None),
+        "cpu_seconds": {"workers": round(sum(c.steps.get("cpu_worker", 0.0) for c in clocks), 1),
+                        "compile_ahead": round(sum(c.steps.get("cpu_compile_ahead", 0.0) for c in clocks), 1),
+                        "judges": round(sum(sess.get("judge_cpu_s") or 0.0 for sess in sessions), 1)},
     }
 
 

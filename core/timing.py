@@ -195,24 +195,32 @@ class RunAhead:
     before the GPU reaches the start event, so the events see device work only.
 
     A sample is starved when the spin had already finished by the time the host was done
-    enqueueing (a marker event after the spin is complete): it is dropped and the spin doubled.
-    At the cap (a candidate that blocks the host, e.g. synchronises inside) samples are kept and
-    counted as host-bound.
+    enqueueing (a marker event after the spin is complete): it is dropped and the spin grown, to
+    twice its length or to ``JUMP`` times the host's enqueue time of that sample, whichever is
+    longer. Doubling alone cost a call per step: an eager ``qr_householder`` call enqueues for about
+    1.5 s, and its nine doublings from 50 us to the cap were nine dropped calls, 14 s of a timing
+    hold during which every other lane waited (H200 main job, 62 s of 340 s of timed steps went to
+    dropped calls). At the cap (a candidate that blocks the host, e.g. synchronises inside) samples
+    are kept and counted as host-bound.
     """
+
+    #: the spin after a starved sample, in units of that sample's host enqueue time
+    JUMP = 1.5
 
     def __init__(self, delay_us: float = 50.0, cap_us: float = 20000.0):
         self.delay_us, self.cap_us = delay_us, cap_us
         self.dropped = 0
         self.host_bound = 0
 
-    def observe(self, starved: bool) -> bool:
-        """Whether the sample just taken counts."""
+    def observe(self, starved: bool, host_us: float = 0.0) -> bool:
+        """Whether the sample just taken counts; ``host_us``: the host's time from the spin's launch to
+        the end event's (what the spin has to outlast)."""
         if not starved:
             return True
         if self.delay_us >= self.cap_us:
             self.host_bound += 1
             return True
-        self.delay_us = min(2 * self.delay_us, self.cap_us)
+        self.delay_us = min(max(2 * self.delay_us, self.JUMP * host_us), self.cap_us)
         self.dropped += 1
         return False
 
@@ -262,8 +270,10 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
         if persist_reset:
             _reset_persisting_l2()
         marker = None
+        spun = _clock()
         if ahead and spin:
             torch.cuda._sleep(int(ahead.delay_us * rate))
+            spun = _clock()
             marker = torch.cuda.Event()
             marker.record()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -271,10 +281,11 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
         start.record()
         run()
         end.record()
+        enqueued_us = (_clock() - spun) * 1e6
         starved = marker is not None and marker.query()
         torch.cuda.synchronize()  # device-wide: waits for every stream, not just the timed one
         wall = (_clock() - t0) * 1e6
-        keep = ahead.observe(starved) if marker is not None else True
+        keep = ahead.observe(starved, enqueued_us) if marker is not None else True
         return start.elapsed_time(end) * 1000.0, wall, keep
 
     torch.cuda.synchronize()

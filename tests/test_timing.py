@@ -19,6 +19,19 @@ def test_run_ahead_doubles_on_starved_samples_and_drops_them():
     assert ahead.dropped == 2 and ahead.host_bound == 0
 
 
+def test_run_ahead_jumps_to_the_hosts_enqueue_time_instead_of_doubling_towards_it():
+    """A call whose host side takes 1.5 s: one dropped sample reaches the cap, not nine doublings."""
+    ahead = RunAhead(delay_us=50, cap_us=20000)
+    assert not ahead.observe(True, host_us=1.5e6) and ahead.delay_us == 20000 and ahead.dropped == 1
+    assert ahead.observe(True, host_us=1.5e6) and ahead.host_bound == 1  # kept, counted host-bound
+    # a little over the spin: the spin doubles, as before
+    ahead = RunAhead(delay_us=50, cap_us=20000)
+    assert not ahead.observe(True, host_us=60) and ahead.delay_us == 100
+    # well over it: the spin outlasts the host's time by half
+    assert not ahead.observe(True, host_us=800) and ahead.delay_us == pytest.approx(1200)
+    assert ahead.observe(False, host_us=800) and ahead.dropped == 2
+
+
 def test_run_ahead_keeps_samples_at_its_cap_and_counts_them_host_bound():
     ahead = RunAhead(delay_us=400, cap_us=1000)
     assert not ahead.observe(True) and not ahead.observe(True)  # 800, then capped at 1000
@@ -48,3 +61,20 @@ def test_host_heavy_call_is_timed_as_device_work():
     assert spun.median_us < 100, spun
     assert spun.run_ahead_us >= 500 and spun.host_bound_samples == 0, spun
     assert spun.launch_bound_median_us > 400 and plain.median_us > 400, (spun, plain)
+
+
+@pytest.mark.gpu
+def test_a_slow_host_side_costs_one_dropped_call_not_a_doubling_per_call():
+    """30 ms of Python per call, past the spin's 20 ms cap: the first starved sample takes the spin to
+    the cap (doubling from 50 us took nine dropped calls), and the rest are kept as host-bound."""
+    import torch
+    x = torch.zeros(1 << 10, device="cuda")
+
+    def call(a):
+        time.sleep(0.03)
+        a[0].add_(1)
+
+    hw = REG.hardware["h100"] if "H100" in torch.cuda.get_device_name() else REG.hardware["h200"]
+    t = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=300, warmup_ms=0))
+    assert t.run_ahead_dropped <= 2 and t.run_ahead_us == 20000, t
+    assert t.host_bound_samples >= 3, t  # the spin cannot outlast it: host time in the span, said so
