@@ -196,12 +196,16 @@ class RunAhead:
 
     A sample is starved when the spin had already finished by the time the host was done
     enqueueing (a marker event after the spin is complete): it is dropped and the spin grown, to
-    twice its length or to ``JUMP`` times the host's enqueue time of that sample, whichever is
-    longer. Doubling alone cost a call per step: an eager ``qr_householder`` call enqueues for about
-    1.5 s, and its nine doublings from 50 us to the cap were nine dropped calls, 14 s of a timing
-    hold during which every other lane waited (H200 main job, 62 s of 340 s of timed steps went to
-    dropped calls). At the cap (a candidate that blocks the host, e.g. synchronises inside) samples
-    are kept and counted as host-bound.
+    twice its length or to ``JUMP`` times the host's enqueue time of this starved sample and the
+    one before, the shorter of the two, whichever is longer. Doubling alone cost a call per step:
+    an eager ``qr_householder`` call enqueues for about 1.5 s, and its nine doublings from 50 us to
+    the cap were nine dropped calls, 14 s of a timing hold during which every other lane waited
+    (H200 main job: 62 s of its 340 s of timed steps went to dropped calls). One sample's enqueue
+    time alone is not enough: a first call's (allocations, a launcher's binding) or one on a busy
+    host can be milliseconds, and jumping on it spun 6.5 ms before each call of a 150 us gemv
+    (H200, ``reports/2026-11-27-run-ahead``); two starved samples in a row that both took that long
+    are a host-bound call. At the cap (a candidate that blocks the host, e.g. synchronises inside)
+    samples are kept and counted as host-bound.
     """
 
     #: the spin after a starved sample, in units of that sample's host enqueue time
@@ -211,16 +215,20 @@ class RunAhead:
         self.delay_us, self.cap_us = delay_us, cap_us
         self.dropped = 0
         self.host_bound = 0
+        self._starved_host_us: float | None = None  # the last starved sample's enqueue time
 
     def observe(self, starved: bool, host_us: float = 0.0) -> bool:
         """Whether the sample just taken counts; ``host_us``: the host's time from the spin's launch to
         the end event's (what the spin has to outlast)."""
         if not starved:
+            self._starved_host_us = None
             return True
         if self.delay_us >= self.cap_us:
             self.host_bound += 1
             return True
-        self.delay_us = min(max(2 * self.delay_us, self.JUMP * host_us), self.cap_us)
+        confirmed = min(host_us, self._starved_host_us) if self._starved_host_us is not None else 0.0
+        self._starved_host_us = host_us
+        self.delay_us = min(max(2 * self.delay_us, self.JUMP * confirmed), self.cap_us)
         self.dropped += 1
         return False
 
