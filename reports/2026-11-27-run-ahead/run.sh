@@ -15,7 +15,7 @@ echo "tree ${TREE:-unknown}; previous main $(cat "${PREV}/COMMIT" 2>/dev/null)" 
 py=$(bash .ci/setup 2>"$out/setup.log" | tail -1)
 timeout 120 $py -m pytest -q -m gpu tests/test_timing.py tests/test_untimed_wait.py > "$out/gpu-tests.log" 2>&1
 tail -2 "$out/gpu-tests.log"
-timeout 330 $py benchmarks/throughput.py --previous "$PREV" --out "$out/ab" --limit "${AB_LIMIT:-150}" -- \
+timeout $((2 * ${AB_LIMIT:-150} + 60)) $py benchmarks/throughput.py --previous "$PREV" --out "$out/ab" --limit "${AB_LIMIT:-150}" -- \
   --hw auto --baselines eager --time-role large ${AB_SELECT:---category linear_algebra} > "$out/ab.log" 2>&1
 tail -30 "$out/ab.log"
 if [ "${SLICE:-200}" != 0 ]; then
