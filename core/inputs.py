@@ -25,12 +25,33 @@ def generate(task: Task, shape: Shape, dtype_name: str, seed: int, device: str) 
     return tuple(v.to(device) if isinstance(v, torch.Tensor) else v for v in values)
 
 
+class _MetaGenerator(torch.Generator):
+    """A generator on the ``meta`` device as far as the task's draws can tell (``taskkit`` draws on
+    ``gen.device``): they make shapes, dtypes and strides, and compute nothing."""
+
+    @property
+    def device(self) -> torch.device:  # type: ignore[override]
+        return torch.device("meta")
+
+
 def generate_meta(task: Task, shape: Shape, dtype_name: str) -> tuple:
     """The shapes, dtypes and strides of ``generate``'s inputs with no data (``meta`` tensors), made
-    in no time whatever the size. A generator that needs values (``.item()``) raises here."""
-    gen = torch.Generator().manual_seed(0)
-    with torch.device("meta"):
-        values = task.make_inputs(shape, DTYPES[dtype_name], gen)
+    in no time whatever the size. Drawn on ``meta`` where the generator allows it: drawn on the CPU,
+    a large ill-conditioned matrix (``qr_householder``, ``power_iteration``: a float64 QR per batch)
+    took seconds on an idle core and, in a compile-ahead worker on a busy host, 300 s and the compile
+    limit, with nothing compiled. A generator that needs values (``.item()``, a size drawn from the
+    data) is drawn on the CPU on one thread, as before; one that needs them even there raises."""
+    try:
+        with torch.device("meta"):
+            values = task.make_inputs(shape, DTYPES[dtype_name], _MetaGenerator().manual_seed(0))
+    except Exception:  # noqa: BLE001 - values needed: drawn for real below
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # a throwaway worker's draws: no thread pool contending for a busy host
+        try:
+            with torch.device("meta"):
+                values = task.make_inputs(shape, DTYPES[dtype_name], torch.Generator().manual_seed(0))
+        finally:
+            torch.set_num_threads(threads)
     if not isinstance(values, tuple):
         raise TypeError(f"task {task.name}: make_inputs must return a tuple, got {type(values).__name__}")
     return tuple(v.to("meta") if isinstance(v, torch.Tensor) else v for v in values)

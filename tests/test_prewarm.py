@@ -72,3 +72,39 @@ def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewar
     text = logs[0].read_text()
     assert "compile-ahead call on meta" in text
     assert f"prewarm: {len(rows)} combination(s) compiled ahead; 0 skipped" in text
+
+
+def test_meta_inputs_have_the_shapes_dtypes_and_strides_of_inputs_drawn_for_real():
+    """generate_meta draws on the meta device (computing nothing: a float64 QR per batch once took a
+    compile-ahead worker to its limit); for every task the result matches the draws made on the CPU
+    and moved to meta, which is what it did before, where those could be made at all."""
+    import torch
+
+    from mkbench import inputs as io
+    from mkbench.plugins import build_registry
+    from mkbench.task import DTYPES
+
+    def signature(values):
+        return [(tuple(v.shape), v.dtype, v.stride(), v.device.type) if isinstance(v, torch.Tensor) else v
+                for v in values]
+
+    reg = build_registry()
+    drawn_on_meta = 0
+    for name in sorted(reg.tasks):
+        task = reg.task(name)
+        shape = next(s for s in task.shapes if s.role == "small")
+        for dtype in task.dtypes:
+            with torch.device("meta"):
+                try:
+                    on_cpu = task.make_inputs(shape, DTYPES[dtype], torch.Generator().manual_seed(0))
+                except (RuntimeError, NotImplementedError):
+                    continue  # meta tensors mixed with CPU values: nothing to compare with
+            expected = signature(tuple(v.to("meta") if isinstance(v, torch.Tensor) else v for v in on_cpu))
+            assert signature(io.generate_meta(task, shape, dtype)) == expected, (name, dtype)
+        with torch.device("meta"):
+            try:
+                task.make_inputs(shape, DTYPES[task.dtypes[0]], io._MetaGenerator().manual_seed(0))
+                drawn_on_meta += 1
+            except (RuntimeError, NotImplementedError):  # .item(), bincount: the CPU fallback
+                pass
+    assert drawn_on_meta >= 150, drawn_on_meta  # most tasks compute nothing to be shaped
