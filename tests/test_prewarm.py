@@ -108,3 +108,54 @@ def test_meta_inputs_have_the_shapes_dtypes_and_strides_of_inputs_drawn_for_real
             except (RuntimeError, NotImplementedError):  # .item(), bincount: the CPU fallback
                 pass
     assert drawn_on_meta >= 150, drawn_on_meta  # most tasks compute nothing to be shaped
+
+
+class _Load:
+    def __init__(self, busy):
+        self.value = busy
+
+    def busy(self):
+        return self.value
+
+
+def test_compile_pool_runs_its_floor_always_and_more_only_on_a_host_with_cores_to_spare():
+    from mkbench.engine.compile_ahead import BUSY_LIMIT, Gate
+    now = [100.0]
+    load = _Load(0.95)
+    gate = Gate(2, 4, load, ramp_s=2.0, clock=lambda: now[0])
+    held = [gate.slot(), gate.slot()]
+    for s in held:
+        s.__enter__()  # the floor: whatever the host's load
+    assert gate.running == 2 and not gate.may_start()  # busy host: no third
+    load.value = None
+    assert not gate.may_start()  # unknown load: the floor only
+    load.value = BUSY_LIMIT - 0.1
+    assert gate.may_start()
+    third = gate.slot()
+    third.__enter__()
+    assert gate.running == 3 and not gate.may_start()  # one more at most every ramp_s
+    now[0] += 2.5
+    assert gate.may_start()
+    fourth = gate.slot()
+    fourth.__enter__()
+    now[0] += 10
+    assert gate.running == gate.peak == 4 and not gate.may_start()  # the ceiling
+    for s in (fourth, third, *held):
+        s.__exit__(None, None, None)
+    assert gate.running == 0 and gate.peak == 4
+
+
+def test_compile_pool_of_a_fixed_size_never_reads_the_host():
+    from mkbench.engine.compile_ahead import Gate
+    gate = Gate(3, 3)
+    assert gate.load is None and gate.ceiling == 3
+
+
+def test_host_load_is_the_busy_share_between_samples_a_window_apart():
+    from mkbench.engine.compile_ahead import HostLoad
+    samples = iter([{"busy": 0, "total": 0, "at": 0.0}, {"busy": 50, "total": 100, "at": 0.5},
+                    {"busy": 180, "total": 200, "at": 1.2}, {"busy": 181, "total": 210, "at": 1.5}])
+    load = HostLoad(lambda: next(samples), window=1.0)
+    assert load.busy() is None  # under a window since the first sample: nothing measured yet
+    assert load.busy() == 0.9  # 180 of 200 jiffies busy, over 1.2 s
+    assert load.busy() == 0.9  # the next window has not passed: the last share

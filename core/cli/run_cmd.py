@@ -82,7 +82,7 @@ def add_parser(sub) -> None:
                    help="processes preparing candidates on the CPU (default: the cores)")
     p.add_argument("--compile-workers", type=check.count(1, 256), metavar="N",
                    help="throwaway workers compiling candidates' JIT kernels ahead of the lanes "
-                        "(default: a quarter of --workers)")
+                        "(default: a quarter of --workers, and up to half while the host's cores are under 85%% busy)")
     p.add_argument("--lanes", type=check.count(1, 64),
                    help="correctness lanes per device "
                         "(default: three quarters of the CPU cores per GPU, 2 to 12; the cores on a CPU)")

@@ -13,22 +13,96 @@ failure here only means that the real first call compiles, as it would have.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import math
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
-from .clock import CPU_COMPILE_AHEAD
+from .clock import CPU_COMPILE_AHEAD, cpu_sample
 from .procs import Child
 from .session import WorkerSession
 
 
 def default_workers(cores: int) -> int:
-    """Throwaway workers compiling at once (``--compile-workers``; default a quarter of the cores).
-    On an H100 host (16 cores, 12 lanes), as many as the cores made the lanes' own host work (the
-    judge, worker start-up) several times slower while they compiled; on an H200 main job the 4
-    workers had about 870 s of compile-ahead work in a 1117 s run (docs/engine.md): a flag to measure."""
+    """Throwaway workers that may always compile at once: a quarter of the cores. On an H100 host
+    (16 cores, 12 lanes), as many as the cores made the lanes' own host work (the judge, worker
+    start-up) several times slower while they compiled."""
     return max(1, cores // 4)
+
+
+def default_ceiling(cores: int) -> int:
+    """Throwaway workers compiling at once while the host has cores to spare: half of them. A
+    reference's compile ahead used 20 CPU seconds in 13 s of wall on an H200 main job (ptxas runs
+    beside its worker), and the host sat a third idle while references waited 47 s for a worker
+    (``reports/2026-11-27-run-ahead``)."""
+    return max(default_workers(cores), cores // 2)
+
+
+#: above the floor a worker starts only while the host's cores were less busy than this over the
+#: last ``HostLoad.window`` seconds, and at most one every ``Gate.ramp_s``: time for the last one to show
+BUSY_LIMIT = 0.85
+
+
+class HostLoad:
+    """The host's CPU busy share (``/proc/stat``) over the last ``window`` seconds or a little more;
+    None where it cannot be read."""
+
+    def __init__(self, sample: Callable[[], dict | None] = cpu_sample, window: float = 1.0):
+        self._sample, self.window = sample, window
+        self._last = sample()
+        self._busy: float | None = None
+        self._lock = threading.Lock()
+
+    def busy(self) -> float | None:
+        with self._lock:
+            now = self._sample()
+            if now is None or self._last is None:
+                return None
+            if now["at"] - self._last["at"] >= self.window and now["total"] > self._last["total"]:
+                self._busy = (now["busy"] - self._last["busy"]) / (now["total"] - self._last["total"])
+                self._last = now
+            return self._busy
+
+
+class Gate:
+    """Who may start compiling: always up to ``floor`` workers at once, up to ``ceiling`` while the
+    host is under ``BUSY_LIMIT`` busy, one more at most every ``ramp_s`` seconds."""
+
+    def __init__(self, floor: int, ceiling: int, load: HostLoad | None = None, ramp_s: float = 2.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self.floor, self.ceiling = max(1, floor), max(floor, ceiling, 1)
+        self.load = load if load is not None or self.ceiling == self.floor else HostLoad()
+        self.ramp_s, self._clock = ramp_s, clock
+        self.running = self.peak = 0
+        self._extra_at = -math.inf  # when a worker last started above the floor
+        self._cond = threading.Condition()
+
+    def may_start(self) -> bool:
+        """Whether one more worker may start now (called with the gate's lock held)."""
+        if self.running < self.floor:
+            return True
+        if self.running >= self.ceiling or self._clock() - self._extra_at < self.ramp_s:
+            return False
+        busy = self.load.busy() if self.load is not None else None
+        return busy is not None and busy < BUSY_LIMIT
+
+    @contextmanager
+    def slot(self, closing: Callable[[], bool] = lambda: False) -> Iterator[None]:
+        with self._cond:
+            while not closing() and not self.may_start():
+                self._cond.wait(0.5)
+            if self.running >= self.floor:
+                self._extra_at = self._clock()
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self.running -= 1
+                self._cond.notify_all()
 
 
 def wanted(unit) -> bool:
@@ -77,9 +151,9 @@ class CompileAhead:
     devices' environments in turn (each device's ``CUDA_VISIBLE_DEVICES``: a throwaway worker opens
     a context to learn the target, and one GPU would otherwise hold every such context)."""
 
-    def __init__(self, envs: list[dict[str, str]], settings, modules: tuple[str, ...], workers: int):
-        self.envs, self.settings, self.modules = envs, settings, modules
-        self.pool = cf.ThreadPoolExecutor(max(workers, 1), thread_name_prefix="mkbench-compile-ahead")
+    def __init__(self, envs: list[dict[str, str]], settings, modules: tuple[str, ...], gate: Gate):
+        self.envs, self.settings, self.modules, self.gate = envs, settings, modules, gate
+        self.pool = cf.ThreadPoolExecutor(gate.ceiling, thread_name_prefix="mkbench-compile-ahead")
         self._children: set[Child] = set()
         self._lock = threading.Lock()
         self._turn = 0
@@ -91,10 +165,6 @@ class CompileAhead:
         return self.pool.submit(self._run, unit, dict(device_env, **env), log_path, time.monotonic())
 
     def _run(self, unit, env: dict[str, str], log_path: Path | None, queued_at: float) -> dict[str, float] | None:
-        # the wait for a free worker, apart from the work: whether this pool is what units wait on
-        unit.compile_queued = round(time.monotonic() - queued_at, 3)
-        if self.closing:
-            return None
         current: list[Child] = []
 
         def started(child: Child | None) -> None:
@@ -107,7 +177,12 @@ class CompileAhead:
                     if self.closing:
                         child.kill()
 
-        return prewarm(unit, self.settings, env, self.modules, log_path, started)
+        with self.gate.slot(lambda: self.closing):
+            # the wait for a free worker, apart from the work: whether this pool is what units wait on
+            unit.compile_queued = round(time.monotonic() - queued_at, 3)
+            if self.closing:
+                return None
+            return prewarm(unit, self.settings, env, self.modules, log_path, started)
 
     def close(self) -> None:
         self.closing = True

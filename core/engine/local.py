@@ -31,7 +31,9 @@ class LocalExecutor:
                  log_path: Callable[[Unit], Path | None], unit_env: Callable[[Unit], dict[str, str]],
                  modules: tuple[str, ...] = (), compile_workers: int | None = None):
         self.devices, self.workers, self.settings = devices, max(workers, 1), settings
-        self.compile_workers = compile_workers or compile_ahead.default_workers(self.workers)
+        # --compile-workers N: N at once; by default a floor, and more while the host has cores to spare
+        floor = compile_workers or compile_ahead.default_workers(self.workers)
+        self.compile_gate = compile_ahead.Gate(floor, compile_workers or compile_ahead.default_ceiling(self.workers))
         self.log_path, self.unit_env, self.modules = log_path, unit_env, modules
         self._load = {d.name: 0 for d in devices}
 
@@ -39,6 +41,11 @@ class LocalExecutor:
         """Every device's timing phases together (see device.Device.timing_phases)."""
         every = [d.timing_phases() for d in self.devices]
         return {k: round(sum(p[k] for p in every), 3) for k in ("phases", "drain_s", "held_s")}
+
+    def compile_pool(self) -> dict[str, int]:
+        """The compile-ahead pool's floor, ceiling and the most workers it ran at once."""
+        g = self.compile_gate
+        return {"floor": g.floor, "ceiling": g.ceiling, "peak": g.peak}
 
     def judge_cpu(self) -> float:
         """CPU seconds every device's judges have used."""
@@ -53,7 +60,7 @@ class LocalExecutor:
         lanes = {d.name: cf.ThreadPoolExecutor(d.slots, thread_name_prefix=f"mkbench-{d.name}")
                  for d in self.devices}
         ahead = compile_ahead.CompileAhead([d.env for d in self.devices], self.settings, self.modules,
-                                           self.compile_workers)
+                                           self.compile_gate)
         pending: dict[cf.Future, tuple[str, Unit]] = {}
         # Units ready for a lane, by plan position: a lane takes the earliest, so a task's baseline and
         # its candidate run near each other (baselines need no preparing; queued first, they would all

@@ -185,6 +185,7 @@ class Runner:
             if phases is not None:  # the local executor's devices (a Ray actor's lock is not seen from here)
                 session["timing"] = phases()
                 session["judge_cpu_s"] = executor.judge_cpu()
+                session["compile_pool"] = executor.compile_pool()
                 if session["host_cpu"] and session["wall_s"]:
                     session["host_cpu"]["judge_cores"] = round(session["judge_cpu_s"] / session["wall_s"], 3)
             return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []), session]}
