@@ -6,6 +6,8 @@
 #   call 1: TREE=<commit> PREV=.bench/prev bash reports/2026-11-27-run-ahead/run.sh
 #   call 2: TREE=<commit> PREV=.bench/prev AB_LIMIT=240 SLICE=0 \
 #           AB_SELECT="--task qr_householder,tridiagonal_solve,..." bash reports/2026-11-27-run-ahead/run.sh
+#   call 3: TREE=<commit> PREV=.bench/prev AB_LIMIT=225 SLICE=0 AB_SELECT=" " bash reports/2026-11-27-run-ahead/run.sh
+#           (AB_SELECT blank: the whole README main job, each tree stopped at AB_LIMIT s)
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}
