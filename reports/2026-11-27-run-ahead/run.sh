@@ -28,4 +28,7 @@ $py -m mkbench analyze engine --store results/mkbench.sqlite > "$out/engine.md" 
 cp results/mkbench.sqlite "$out/main-job-slice.sqlite" 2>/dev/null
 tail -3 "$out/main-job.log"; head -3 "$out/engine.md"
 fi
-cd "$out" && tar czf ab.tgz ab && rm -rf ab
+# the summary apart, and the stores and logs without the compile caches (call 3's archive, caches
+# included, was too large to come back, and its summary with it)
+cp "$out/ab/summary.json" "$out/ab-summary.json" 2>/dev/null
+cd "$out" && tar czf ab.tgz --exclude='*-cache' ab && rm -rf ab
