@@ -105,7 +105,7 @@ def engine(args) -> int:
     """Per run: the engine line, then the mean seconds per unit of each step (waits first)."""
     from tabulate import tabulate
 
-    from ..engine.clock import engine_line, run_host, run_wall, step_table, unit_clocks
+    from ..engine.clock import engine_line, run_host, run_wall, session_table, step_table, unit_clocks
     from ..store import Store
     for position, path in enumerate(stores_of(args)):
         store = Store(path)
@@ -121,6 +121,9 @@ def engine(args) -> int:
                     print(f"(wall time recorded for {counted} of these {len(clocks)} units: not divided)\n")
                     wall = None
                 print(engine_line(clocks, wall, lanes, run_host(run.env)) + "\n")
+                headers, rows = session_table(run.env)
+                if rows:
+                    print(tabulate(rows, headers=headers, tablefmt="github") + "\n")
                 if clocks:
                     headers, rows = step_table(clocks)
                     print(tabulate(rows, headers=headers, tablefmt="github") + "\n")

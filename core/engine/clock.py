@@ -196,6 +196,23 @@ def run_host(env: dict[str, Any]) -> dict[str, Any] | None:
     return host
 
 
+def session_table(env: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """(headers, rows): each recorded session of a run, with its wall time and units, its timing phases
+    (how many, seconds the device was held for timing and spent draining the checks in flight: every
+    other lane waits through both), the compile-ahead pool it ran (floor-ceiling, the most at once)
+    and its judges' CPU seconds. "-" where a session did not record it (an older mkbench, Ray)."""
+    headers = ["session", "wall s", "units", "timing phases", "held s", "draining s", "compile-ahead pool",
+               "judges' CPU s"]
+    rows = []
+    for k, sess in enumerate((env.get("engine_clock") or {}).get("sessions") or [], 1):
+        timing, pool = sess.get("timing") or {}, sess.get("compile_pool")
+        rows.append([k, sess.get("wall_s", "-"), sess.get("units", "-"), timing.get("phases", "-"),
+                     timing.get("held_s", "-"), timing.get("drain_s", "-"),
+                     f"{pool['floor']}-{pool['ceiling']} (peak {pool['peak']})" if pool else "-",
+                     sess.get("judge_cpu_s", "-")])
+    return headers, rows
+
+
 def run_wall(env: dict[str, Any]) -> tuple[float | None, int | None, int]:
     """(wall seconds over the run's recorded sessions, lanes of its last session, units those sessions
     evaluated) from its environment. A session of an older mkbench recorded no clock: compare the
