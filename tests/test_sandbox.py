@@ -116,6 +116,18 @@ HOSTILE = {
             open(os.path.join(other, "planted.so"), "w").write("pwned")
             return x.clone()
     """,
+    # plants a binary in another method's compile cache (its own method's is its own to write)
+    "cosh": """
+        import os
+        def kernel_function(x):
+            own = os.environ["TRITON_CACHE_DIR"]
+            os.makedirs(own, exist_ok=True)
+            open(os.path.join(own, "mine.txt"), "w").write("allowed")
+            other = os.path.join(os.path.dirname(own), "torch_compile__baseline")
+            os.makedirs(other, exist_ok=True)
+            open(os.path.join(other, "planted.cubin"), "w").write("pwned")
+            return x.cosh()
+    """,
     # reaches into another process (the orchestrator: this test's process)
     "hardswish": """
         def kernel_function(x):
@@ -123,6 +135,9 @@ HOSTILE = {
             return x.clone()
     """,
 }
+
+
+CATEGORY = {"cosh": "math"}  # the others are activation tasks
 
 
 def _solutions(root: Path, files: dict[str, str]) -> Path:
@@ -170,7 +185,8 @@ def hostile_run(tmp_path_factory):
     outside = sol_dir / "pwned.txt"
     fmt = {"store": str(store), "victim": str(victim), "marker": MARKER, "outside": str(outside),
            "orchestrator": os.getpid()}
-    files = {f"activation/{task}.py": textwrap.dedent(src).format(**fmt) for task, src in HOSTILE.items()}
+    files = {f"{CATEGORY.get(task, 'activation')}/{task}.py": textwrap.dedent(src).format(**fmt)
+             for task, src in HOSTILE.items()}
     sol = _solutions(sol_dir, files)
     assert main(["run", "--solutions", str(sol), "--method", "hostile", "--task", ",".join(HOSTILE), "--hw", "cpu",
                  "--shape-role", "small", "--dtype", "float32", "--seeds", "1", "--no-timing", "--baselines", "none",
@@ -223,6 +239,20 @@ def test_build_folders_are_per_unit(hostile_run):
     assert not (root / "another-unit").exists()
     (own,) = [p for p in root.iterdir() if p.name.startswith("leaky_relu__hostile-")]
     assert (own / "mine.txt").read_text() == "allowed"
+
+
+def test_compile_caches_are_per_method(hostile_run):
+    """A confined worker writes its own method's Triton cache, and no other method's: a binary planted
+    under the key of a baseline's kernel (torch.compile's) would be loaded as the baseline's."""
+    rows = [r for k, r in hostile_run["rows"].items() if k[0] == "cosh" and r["verdict"] != "skipped"]
+    root = hostile_run["store"].parent / f"{hostile_run['store'].stem}-cache" / "triton"
+    assert rows and all(r["verdict"] == "error" and str(root / "torch_compile__baseline") in r["error"]
+                        for r in rows), rows
+    assert not (root / "torch_compile__baseline").exists()
+    (own,) = [p for p in root.iterdir() if p.name.startswith("triton__hostile-")]
+    assert (own / "mine.txt").read_text() == "allowed"
+    # one folder per method that ran here, whatever its number of units
+    assert sorted(p.name.split("-")[0] for p in root.iterdir()) == ["triton__honest", "triton__hostile"]
 
 
 def test_honest_candidate_is_correct_and_confinement_recorded(tmp_path, cli):

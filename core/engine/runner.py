@@ -114,6 +114,10 @@ def probe_device(limits: Limits, op: str = "probe", hw: HardwareProfile | None =
     return reply["info"]
 
 
+#: compile caches kept per (backend, method), read by their tools when first used in a worker
+PER_METHOD_CACHES = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH")
+
+
 def slug(name: str, limit: int = 80) -> str:
     """A file-name-safe form of a method or task name (the real name stays in the store)."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "_"
@@ -327,6 +331,16 @@ class Runner:
             env = worker_env(unit.backend, hw)
             for k, v in caches.items():
                 env.setdefault(k, v)
+            # A compile cache per (backend, method), the only one its confined workers may write: in a
+            # shared one, a candidate could plant a binary under the key of a baseline's kernel (an
+            # Inductor build of torch.compile's, made slow, inflates every speedup over it) or of another
+            # method's. One method's units share theirs (a reference set compiles Triton's launchers
+            # once, not per unit). CuPy's and PoCL's stay shared: read when the fork server imports them.
+            digest = hashlib.sha256(repr((unit.backend.name, unit.method)).encode()).hexdigest()[:10]
+            group = f"{slug(unit.backend.name, 40)}__{slug(unit.method, 40)}-{digest}"
+            for var in PER_METHOD_CACHES:
+                if env.get(var) == caches.get(var):
+                    env[var] = str(Path(caches[var]) / group)
             if env.get("TORCH_EXTENSIONS_DIR") == caches.get("TORCH_EXTENSIONS_DIR"):
                 # A build folder per unit (the same on a resume: keyed by the unit), the only one its
                 # confined worker may write: in a shared one, a candidate could plant an extension under
