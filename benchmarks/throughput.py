@@ -118,6 +118,18 @@ def measure(store: Path) -> dict:
     }
 
 
+def gpus_used(run_args: list[str]) -> int | None:
+    """How many GPUs the runs were given (``--gpus``, default one), None where it cannot be told."""
+    chosen = run_args[run_args.index("--gpus") + 1] if "--gpus" in run_args[:-1] else "0"
+    if chosen != "all":
+        return len(chosen.split(","))
+    try:
+        import torch
+        return torch.cuda.device_count() if torch.cuda.is_available() else None
+    except Exception:  # noqa: BLE001 - the summary says None
+        return None
+
+
 def device_name() -> str | None:
     try:
         import torch
@@ -153,7 +165,7 @@ def main() -> int:
         return round(r["wall_s"] / r["candidate_units"], 3) if r.get("candidate_units") else None
 
     summary = {
-        "device": device_name(), "gpus": 1, "run_args": a.run_args,
+        "device": device_name(), "gpus": gpus_used(a.run_args), "run_args": a.run_args,
         "kernels": this.get("candidate_units"), "units": this.get("units"), "seconds_per_kernel": per_unit(this),
         "seconds_per_kernel_previous_main": per_unit(prev),
         "seconds_per_kernel_by_run": {label: per_unit(r) for label, r in results.items()},
