@@ -19,6 +19,21 @@ MARKER = f"mkbench-sandbox-marker-{os.getpid()}"
 
 pytestmark = pytest.mark.skipif(not sandbox.landlock_abi(), reason="needs Landlock")
 
+def _planter(var: str, sibling: str, planted: str, answer: str) -> str:
+    """A candidate that writes into its own folder named by ``var``, then plants a file in a sibling."""
+    return f"""
+        import os
+        def kernel_function(x):
+            own = os.environ["{var}"]
+            os.makedirs(own, exist_ok=True)
+            open(os.path.join(own, "mine.txt"), "w").write("allowed")
+            other = os.path.join(os.path.dirname(own), "{sibling}")
+            os.makedirs(other, exist_ok=True)
+            open(os.path.join(other, "{planted}"), "w").write("pwned")
+            return {answer}
+    """
+
+
 # each takes its store paths from the source ({store}, {victim}); the real attack found it in
 # /proc/<ppid>/cmdline, which an in-process test run does not have
 HOSTILE = {
@@ -105,29 +120,9 @@ HOSTILE = {
             return x.clone()
     """,
     # plants a build in the JIT build folder of another unit (its own folder is its unit's alone)
-    "leaky_relu": """
-        import os
-        def kernel_function(x):
-            own = os.environ["TORCH_EXTENSIONS_DIR"]
-            os.makedirs(own, exist_ok=True)
-            open(os.path.join(own, "mine.txt"), "w").write("allowed")
-            other = os.path.join(os.path.dirname(own), "another-unit")
-            os.makedirs(other, exist_ok=True)
-            open(os.path.join(other, "planted.so"), "w").write("pwned")
-            return x.clone()
-    """,
+    "leaky_relu": _planter("TORCH_EXTENSIONS_DIR", "another-unit", "planted.so", "x.clone()"),
     # plants a binary in another method's compile cache (its own method's is its own to write)
-    "cosh": """
-        import os
-        def kernel_function(x):
-            own = os.environ["TRITON_CACHE_DIR"]
-            os.makedirs(own, exist_ok=True)
-            open(os.path.join(own, "mine.txt"), "w").write("allowed")
-            other = os.path.join(os.path.dirname(own), "torch_compile__baseline")
-            os.makedirs(other, exist_ok=True)
-            open(os.path.join(other, "planted.cubin"), "w").write("pwned")
-            return x.cosh()
-    """,
+    "cosh": _planter("TRITON_CACHE_DIR", "torch_compile__baseline", "planted.cubin", "x.cosh()"),
     # reaches into another process (the orchestrator: this test's process)
     "hardswish": """
         def kernel_function(x):

@@ -122,7 +122,6 @@ def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_p
     t = time.monotonic()
     w = WorkerSession(dict(env), log_path, settings.worker_memory_mb, modules, settings.confine)
     started(w.child)
-    cpu = None
     try:
         # never timed: it may wait for the device without spinning on a core (``untimed``)
         w.expect({"op": "setup", "job": job(unit), "untimed": True}, settings.limits.start, "ready")
