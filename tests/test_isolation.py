@@ -223,3 +223,18 @@ def test_modules_preloaded_by_the_fork_server_see_the_runs_jit_cache(tmp_path, m
         forkserver._forkserver._stop()
         procs._started_env = None
         procs.context(env={"TRITON_INTERPRET": "1"})
+
+
+def test_forked_children_start_with_what_every_worker_would_import():
+    """The fork server imports (``mkbench.preload``) what a worker's profiler start and meta draws
+    import, and computes Triton's source hash, once: a forked child finds them done. Without it each
+    worker spent about 9 CPU seconds on these imports (``reports/2026-11-27-cpu-profile``)."""
+    import fork_probe
+    from mkbench.engine.procs import Child
+    child = Child(fork_probe.report, ())
+    try:
+        seen = child.recv(120)
+    finally:
+        child.stop()
+    assert seen["modules"] == ["sympy", "torch._dynamo", "torch._inductor"]
+    assert seen["triton_key_cached"] == 1

@@ -22,7 +22,8 @@ from typing import Any
 from .. import wire
 from ..procguard import kill_group
 
-_PRELOAD = ["torch", "triton", "triton.language"]
+#: imported by the fork server before any fork; ``mkbench.preload`` does what every child would repeat
+_PRELOAD = ["torch", "triton", "triton.language", "mkbench.preload"]
 _started_env: dict[str, str | None] | None = None  # what the running fork server imported under
 
 
