@@ -7,7 +7,8 @@ lone run holds. A unit gives its lane up while it waits for and takes its timing
 (:class:`Lease`): the lane starts another unit's worker and checks meanwhile, and the unit then takes
 whichever lane is free first, before any unit that has not started. Memory is budgeted: a unit is
 admitted when its estimated footprint (inputs, outputs, the timing pool, the judge's float64
-reference) fits next to the units already running.
+reference) fits next to the units already running, and it waits for that room without a lane too, so
+that a lane never waits on memory that a laneless unit holds.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import heapq
 import itertools
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
+from typing import Callable
 
 from ..task import DTYPES
 from . import compile_ahead
@@ -206,16 +208,30 @@ class MemoryBudget:
         self.used = 0
         self._cond = threading.Condition()
 
+    def _fits(self, need: int) -> bool:
+        return not self.used or self.used + need <= self.capacity
+
     @contextmanager
-    def hold(self, need: int):
+    def hold(self, need: int, while_waiting: Callable[[], AbstractContextManager] = nullcontext):
+        """Hold ``need`` bytes of the budget for the block. Where they are not free at once, the wait
+        happens inside ``while_waiting()``: a unit gives up its lane there (:meth:`Lease.away`). A unit
+        that waited for memory on its lane deadlocked the device whenever every lane did while units
+        back from their timing hold, holding the memory, waited for a lane (a resumed H200 main job:
+        six minutes at 0% with 56 GiB held, ``reports/2026-11-27-main-job-preload``)."""
         if self.capacity is None:
             yield
             return
         need = min(need, self.capacity)  # a unit bigger than the budget runs alone
         with self._cond:
-            while self.used and self.used + need > self.capacity:
-                self._cond.wait()
-            self.used += need
+            took = self._fits(need)
+            if took:
+                self.used += need
+        if not took:
+            with while_waiting():
+                with self._cond:
+                    while not self._fits(need):
+                        self._cond.wait()
+                    self.used += need
         try:
             yield
         finally:
@@ -301,7 +317,7 @@ class Device:
                 prewarm = compile_ahead.prewarm(unit, settings, self.env | env, lane.modules, log_path,
                                                 started=lambda child: setattr(lane, "current", child))
                 lane.state = "idle"
-            obs = lane.evaluate(unit, settings, log_path, env, room=lambda: self.memory.hold(footprint(unit)),
+            obs = lane.evaluate(unit, settings, log_path, env, room=lambda away=nullcontext: self.memory.hold(footprint(unit), away),
                                 lease=lease)
             if prewarm is not None:
                 obs = obs.with_step("prewarm", prewarm.pop("compile_ahead"))  # lane time
