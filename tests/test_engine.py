@@ -194,28 +194,32 @@ def test_units_not_started_take_a_lane_in_the_order_they_were_handed_over():
     assert served == [0, 1, 2]
 
 
-def test_a_unit_waits_for_memory_without_its_lane():
+def test_a_unit_waiting_for_memory_gives_its_lane_to_a_unit_back_from_timing():
     """One lane, memory for one unit. A holds the memory and left its lane to be timed; B took the lane
-    and asks for memory. Had B waited on the lane, A could never take a lane back to finish and free
-    the memory (a resumed main job on an H200 sat six minutes at 0% so). B waits without the lane."""
+    and asks for memory. B waits on the lane while nobody needs it, and gives it up once A is back
+    from timing: had B kept it, A could never finish and free the memory (a resumed main job on an
+    H200 sat six minutes at 0% so)."""
     pool, budget, done = LanePool([_Lane("a")]), MemoryBudget(100), []
     lease_a, worker_a = Lease(pool, set()), _Worker()
     room_a = budget.hold(100)
     room_a.__enter__()  # free at once: A keeps its lane until it leaves to be timed
     b_asks = threading.Event()
+    leases_b = []
 
     def unit_a():
         with lease_a.away(worker_a, 1.0):  # timing, without a lane: B starts on it
             assert b_asks.wait(5)
-            time.sleep(0.2)  # B is waiting for A's memory
+            time.sleep(0.6)  # B is waiting for A's memory, on the lane: nobody else needs it
+            done.append(("b waits on its lane", leases_b[0].lane is not None))
         done.append(("a", lease_a.lane is not None))  # A took a lane back: B let it go
         room_a.__exit__(None, None, None)
         lease_a.release()
 
     def unit_b():
         lease_b, worker_b = Lease(pool, set()), _Worker()
+        leases_b.append(lease_b)
         b_asks.set()
-        with budget.hold(100, lambda: lease_b.away(worker_b, 1.0)):
+        with budget.hold(100, lambda: lease_b.away(worker_b, 1.0), pool.wanted):
             done.append(("b", lease_b.lane is not None, "wait_lane" in worker_b.clock))
         lease_b.release()
 
@@ -226,7 +230,8 @@ def test_a_unit_waits_for_memory_without_its_lane():
     b.start()
     a.join(10)
     b.join(10)
-    assert done == [("a", True), ("b", True, True)], "deadlock: a lane waited on memory a laneless unit held"
+    assert done == [("b waits on its lane", True), ("a", True), ("b", True, True)], \
+        "deadlock: a lane waited on memory a laneless unit held"
 
 
 def test_units_timed_without_holding_a_lane_keep_their_verdicts(tmp_path, cli):

@@ -7,8 +7,8 @@ lone run holds. A unit gives its lane up while it waits for and takes its timing
 (:class:`Lease`): the lane starts another unit's worker and checks meanwhile, and the unit then takes
 whichever lane is free first, before any unit that has not started. Memory is budgeted: a unit is
 admitted when its estimated footprint (inputs, outputs, the timing pool, the judge's float64
-reference) fits next to the units already running, and it waits for that room without a lane too, so
-that a lane never waits on memory that a laneless unit holds.
+reference) fits next to the units already running; it waits for that room on its lane, but gives the
+lane up when a unit back from timing (holding memory) needs one.
 """
 
 from __future__ import annotations
@@ -163,6 +163,10 @@ class LanePool:
                     heapq.heapify(self._waiting)
                 self._cond.notify_all()  # the next ticket may take a lane still free
 
+    def wanted(self) -> bool:
+        """Whether a unit back from its timing hold waits for a lane."""
+        return self._returning > 0
+
     def give(self, lane: Lane) -> None:
         with self._cond:
             self._free.append(lane)
@@ -202,6 +206,9 @@ class Lease:
             self.lane = None
 
 
+GIVE_WAY_POLL_S = 0.25  # how often a unit waiting for memory on its lane asks whether a lane is wanted
+
+
 class MemoryBudget:
     def __init__(self, capacity: int | None):
         self.capacity = capacity
@@ -212,17 +219,21 @@ class MemoryBudget:
         return not self.used or self.used + need <= self.capacity
 
     @contextmanager
-    def hold(self, need: int, while_waiting: Callable[[], AbstractContextManager] = nullcontext):
-        """Hold ``need`` bytes of the budget for the block. Where they are not free at once, the wait
-        happens inside ``while_waiting()``: a unit gives up its lane there (:meth:`Lease.away`). A unit
-        that waited for memory on its lane deadlocked the device whenever every lane did while units
-        back from their timing hold, holding the memory, waited for a lane (a resumed H200 main job:
-        six minutes at 0% with 56 GiB held, ``reports/2026-11-27-main-job-preload``)."""
+    def hold(self, need: int, while_waiting: Callable[[], AbstractContextManager] = nullcontext,
+             give_way: Callable[[], bool] = lambda: False):
+        """Hold ``need`` bytes of the budget for the block. A unit waits for them on its lane, unless
+        ``give_way()`` says that a unit needs the lane (one back from its timing hold: it holds memory
+        and needs a lane to finish); the rest of the wait then happens inside ``while_waiting()``, where
+        the unit gives its lane up (:meth:`Lease.away`). Waiting on the lane regardless deadlocked the
+        device once every lane did so while units back from timing waited for a lane: a resumed H200
+        main job sat six minutes at 0% with 56 GiB held (``reports/2026-11-27-main-job-preload``)."""
         if self.capacity is None:
             yield
             return
         need = min(need, self.capacity)  # a unit bigger than the budget runs alone
         with self._cond:
+            while not self._fits(need) and not give_way():
+                self._cond.wait(GIVE_WAY_POLL_S)
             took = self._fits(need)
             if took:
                 self.used += need
@@ -317,8 +328,11 @@ class Device:
                 prewarm = compile_ahead.prewarm(unit, settings, self.env | env, lane.modules, log_path,
                                                 started=lambda child: setattr(lane, "current", child))
                 lane.state = "idle"
-            obs = lane.evaluate(unit, settings, log_path, env, room=lambda away=nullcontext: self.memory.hold(footprint(unit), away),
-                                lease=lease)
+
+            def room(away=nullcontext):
+                return self.memory.hold(footprint(unit), away, self._pool.wanted)
+
+            obs = lane.evaluate(unit, settings, log_path, env, room=room, lease=lease)
             if prewarm is not None:
                 obs = obs.with_step("prewarm", prewarm.pop("compile_ahead"))  # lane time
                 obs = obs.with_steps(prewarm)

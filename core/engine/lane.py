@@ -54,10 +54,10 @@ class Lane:
                  room: Callable[..., AbstractContextManager] = nullcontext, lease=None) -> Observation:
         """``room(away)`` holds the unit's share of the device's memory: taken after the compile (host
         work: nvcc, imports, the profiler's start-up), given back after the worker has exited and the
-        judge has let go of the unit's inputs; a wait for it happens inside ``away()``. With a
-        ``lease`` (:class:`.device.Lease`, holding this lane) the unit gives the lane up while it waits
-        for memory and while it waits for and takes its timing hold, and ends on whichever lane it
-        took back."""
+        judge has let go of the unit's inputs; a wait for it that a unit back from timing needs the lane
+        through happens inside ``away()``. With a ``lease`` (:class:`.device.Lease`, holding this lane)
+        the unit gives the lane up then, and while it waits for and takes its timing hold, and ends on
+        whichever lane it took back."""
         def here() -> Lane:
             return lease.lane if lease is not None and lease.lane is not None else self
 
@@ -96,12 +96,13 @@ class Lane:
                     w.add("warm", time.monotonic() - t)  # the profiler's start, within the compile stage
                 w.enter("wait_memory")
                 self.state = f"wait for memory {unit.task.name}"
-                # where the room is not free at once, the unit waits for it without its lane
+                # it waits for the room on its lane, unless a unit back from timing needs the lane
                 away = (lambda: lease.away(w, settings.limits.start)) if lease is not None else nullcontext
                 lane_wait = w.clock.get("wait_lane", 0.0)
                 holding.enter_context(room(away))
                 lane_wait = w.clock.get("wait_lane", 0.0) - lane_wait  # on the clock already, as wait_lane
-                w.waited_for("wait_memory", time.monotonic() - w.t - lane_wait)  # another lane's doing: not on the unit limit
+                # another lane's doing: not on the unit limit
+                w.waited_for("wait_memory", time.monotonic() - w.t - lane_wait)
                 w.enter("correctness")
                 run = steps.UnitRun(unit, settings, self.device, w, here().judge, rec, say)
                 if lease is not None:
