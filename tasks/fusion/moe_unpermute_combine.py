@@ -1,7 +1,7 @@
 import torch
 
 from mkbench import Shape, Task
-from mkbench.contracts import AllClose
+from mkbench.contracts import RoundingBound
 from mkbench.taskkit import itemsize, randn
 
 
@@ -11,6 +11,17 @@ def reference(expert_out, row_index, weights):
     # y[t] = sum_j weights[t, j] * expert_out[row_index[t, j]], summed in the order j = 0..k-1
     # (any order is within tolerance).
     return (weights.unsqueeze(-1) * expert_out[row_index]).sum(dim=1)
+
+
+def rounding_magnitude(expert_out, row_index, weights):
+    """The first-order rounding error of eager at the output dtype, per output element. Eager
+    multiplies in the output dtype, rounding each product p_j = w_j x_j (u |p_j|), then sums the k
+    products in float32 and rounds y once (u |y|, inside rtol): so |y_eager - y| <= u sum_j |w_j x_j|
+    to first order, whatever the order of the sum. Where two experts' outputs cancel (an outlier of
+    ~10-30 against another of the other sign), sum_j |w_j x_j| is ten times |y| and more: on an H200,
+    eager bfloat16 was off by 0.025 (got -0.281, expected -0.256) on 1 of 67M elements of the large
+    shape, above the default bound (2e-2 rms + 2e-2 |y|) and within this one."""
+    return ((weights.unsqueeze(-1) * expert_out[row_index]).abs().sum(dim=1),)
 
 
 def make_inputs(shape, dtype, gen):
@@ -54,7 +65,11 @@ TASK = Task(
         Shape("large", {"tokens": 16384, "experts": 8, "k": 2, "hidden": 4096}, "large"),
     ],
     dtypes=("float32", "bfloat16"),
-    contract=AllClose(),
+    # slack 2 as in bias_swish_residual_scale: first order, one rounding per op; float32 gets the same
+    # bound at u = 2^-24, where the bf16_compute control (2^-8) is still rejected by far.
+    contract=RoundingBound(magnitudes=rounding_magnitude, slack=2.0, description=(
+        "allclose vs float64 (default tolerances, atol x rms) plus 2 u sum_j |w_j x_j|: the rounding of "
+        "each of the k weighted products in the output dtype")),
     flops=flops,
     bytes=nbytes_moved,
 )
