@@ -2,7 +2,7 @@
 (:mod:`mkbench.engine.procs` imports this module there, after torch and Triton).
 
 Measured with py-spy over 30 tasks of the main job on an H200 (``reports/2026-11-27-cpu-profile``):
-of 976 CPU seconds in Python, 520 went to importing ``torch._dynamo``, ``torch._inductor`` and sympy,
+of 976 CPU seconds in Python, 523 went to importing ``torch._dynamo``, ``torch._inductor`` and sympy,
 once in every worker. A lane worker's profiler start (``torch.profiler`` reads inductor's config)
 and a compile-ahead worker's meta draws (``normal_`` on ``meta`` runs a Python decomposition that
 imports dynamo) each paid about 9 s of a core for it; the lanes wait through the first, and the

@@ -54,10 +54,10 @@ class Lane:
                  room: Callable[..., AbstractContextManager] = nullcontext, lease=None) -> Observation:
         """``room(away)`` holds the unit's share of the device's memory: taken after the compile (host
         work: nvcc, imports, the profiler's start-up), given back after the worker has exited and the
-        judge has let go of the unit's inputs; a wait for it that a unit back from timing needs the lane
-        through happens inside ``away()``. With a ``lease`` (:class:`.device.Lease`, holding this lane)
-        the unit gives the lane up then, and while it waits for and takes its timing hold, and ends on
-        whichever lane it took back."""
+        judge has let go of the unit's inputs. With a ``lease`` (:class:`.device.Lease`, holding this
+        lane) the unit gives the lane up (``away()``) while it waits for that room if a unit back from
+        timing needs a lane, and while it waits for and takes its timing hold; it ends on whichever
+        lane it took back."""
         def here() -> Lane:
             return lease.lane if lease is not None and lease.lane is not None else self
 
