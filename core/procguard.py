@@ -103,17 +103,36 @@ def detach_and_guard() -> None:
         _guardian(me)
 
 
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (through /proc: each process's parent), nearest first."""
-    children: dict[int, list[int]] = {}
+def stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/<pid>/stat`` after the command name (the state first, then the parent's
+    pid, ...; the name in parentheses may hold spaces), or None where the process cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def process_table() -> dict[int, list[bytes]]:
+    """Every live process's :func:`stat_fields`, by pid (empty without ``/proc``)."""
+    table = {}
     for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(name))
+            fields = stat_fields(name)
+            if fields is not None and len(fields) > 1:
+                table[int(name)] = fields
+    return table
+
+
+def descendants(pid: int, table: dict[int, list[bytes]] | None = None) -> list[int]:
+    """Every process below ``pid`` (through ``table``, by default /proc read now: each process's
+    parent), nearest first."""
+    children: dict[int, list[int]] = {}
+    for child, fields in (process_table() if table is None else table).items():
+        try:
+            children.setdefault(int(fields[1]), []).append(child)
+        except ValueError:
+            continue
     found, todo = [], [pid]
     while todo:
         for child in children.get(todo.pop(), ()):

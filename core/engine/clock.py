@@ -90,17 +90,17 @@ def totals(clocks: list[UnitClock]) -> dict[str, float]:
             "trace_overhead_seconds": sum(c.steps.get(TRACE_OVERHEAD, 0.0) for c in clocks)}
 
 
-def process_cpu(pid: int | None) -> float | None:
+def process_cpu(pid: int | None, fields: list[bytes] | None = None) -> float | None:
     """CPU seconds process ``pid`` has used so far, its own and its waited-for children's (``ptxas``
-    run by a Triton compile), read from ``/proc/<pid>/stat`` by the orchestrator, not reported by the
-    process; None where it cannot be read (gone, no ``/proc``)."""
+    run by a Triton compile), read from ``/proc/<pid>/stat`` (or its ``fields``, already read) by the
+    orchestrator, not reported by the process; None where it cannot be read (gone, no ``/proc``)."""
+    from ..procguard import stat_fields
     if not pid:
         return None
+    fields = stat_fields(pid) if fields is None else fields
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()  # the name in parentheses may hold spaces
         ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
-    except (OSError, ValueError, IndexError):
+    except (TypeError, ValueError):
         return None
     return ticks / os.sysconf("SC_CLK_TCK")
 
@@ -108,12 +108,15 @@ def process_cpu(pid: int | None) -> float | None:
 def tree_cpu(pid: int | None) -> float | None:
     """CPU seconds used so far by process ``pid`` and every live process below it: a confined worker
     is a reaper's child (:mod:`mkbench.sandbox`), whose seconds reach the reaper only once it has
-    exited. None where ``pid`` itself cannot be read."""
-    from ..procguard import descendants
-    own = process_cpu(pid)
+    exited. None where ``pid`` itself cannot be read. ``/proc`` is read once for the whole tree."""
+    from ..procguard import descendants, process_table
+    if not pid:
+        return None
+    table = process_table()
+    own = process_cpu(pid, table.get(pid))
     if own is None:
         return None
-    return round(own + sum(process_cpu(p) or 0.0 for p in descendants(pid)), 3)
+    return round(own + sum(process_cpu(p, table.get(p)) or 0.0 for p in descendants(pid, table)), 3)
 
 
 def cpu_sample() -> dict[str, float] | None:
