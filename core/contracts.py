@@ -343,11 +343,15 @@ class RoundingBound(Contract):
     product over K terms, 8 / sqrt(3) x sqrt(sum_j w_j^2 v_j^2) (independent roundings, each uniform
     on +-u|v_j|, std u|v_j| / sqrt(3): 8 standard deviations, exceeded with probability ~1e-15 per
     element, and never less than the worst case of one dominant term). At float32 u = 2^-24, so the
-    allowance stays far below what bfloat16 arithmetic (the bf16_compute control) misses by."""
+    allowance stays far below what bfloat16 arithmetic (the bf16_compute control) misses by.
+
+    ``dtypes`` names the task dtypes the allowance applies to (None: every one): where the analysis
+    is written for one precision (float32 accumulation, say), the others keep ``tolerances`` alone."""
 
     magnitudes: Callable[..., Sequence[torch.Tensor | None]] = None  # type: ignore[assignment]
     description: str = ""
     slack: float = 2.0
+    dtypes: tuple[str, ...] | None = None
     tolerances: Mapping[str, Tol] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     scale: str = "rms"
     reference_precision: torch.dtype | None = torch.float64
@@ -359,8 +363,10 @@ class RoundingBound(Contract):
     def check(self, ctx: CheckContext) -> CheckResult:
         from .task import DTYPE_NAMES
         ref = ctx.reference()
-        with torch.no_grad():
-            mags = tuple(self.magnitudes(*upcast(ctx.inputs, torch.float64)))
+        mags: tuple = ()
+        if self.dtypes is None or DTYPE_NAMES.get(ctx.dtype) in self.dtypes:
+            with torch.no_grad():
+                mags = tuple(self.magnitudes(*upcast(ctx.inputs, torch.float64)))
         worst_abs, worst_rel = 0.0, 0.0
         for i, (o, r) in enumerate(zip(ctx.outputs, ref)):
             name = f"output[{i}]" if len(ref) > 1 else "output"

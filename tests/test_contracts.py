@@ -440,3 +440,63 @@ def test_e4m3_near_ties_at_a_power_of_two(got, expected, v, ok):
     res = m.compare_e4m3(torch.tensor([got], dtype=torch.uint8), torch.tensor([expected], dtype=torch.uint8),
                          torch.tensor([v], dtype=torch.float64))
     assert res.ok is ok, res.message
+
+
+# --- sdpa_gqa: the softmax-carried rounding bound (float32) ---------------------------------------
+
+def _flash_float32(q, k, v, scale, block=64):
+    """A flash kernel's float32 arithmetic: key blocks, exp2 of log2(e)-scaled logits, running max and
+    rescaled accumulator (mkbench's Triton reference computes so)."""
+    b, hq, sq, d = q.shape
+    hkv = k.shape[1]
+    g = hq // hkv
+    out = torch.empty_like(q)
+    for i in range(b):
+        for h in range(hkv):
+            qg = q[i, h * g:(h + 1) * g].reshape(g * sq, d) * (scale * 1.4426950408889634)
+            m = torch.full((g * sq, 1), -float("inf"))
+            den, acc = torch.zeros(g * sq, 1), torch.zeros(g * sq, d)
+            for j in range(0, k.shape[2], block):
+                s = qg @ k[i, h, j:j + block].T
+                new = torch.maximum(m, s.amax(-1, keepdim=True))
+                p, alpha = torch.exp2(s - new), torch.exp2(m - new)
+                den, acc, m = den * alpha + p.sum(-1, keepdim=True), acc * alpha + p @ v[i, h, j:j + block], new
+            out[i, h * g:(h + 1) * g] = (acc / den).reshape(g, sq, d)
+    return out
+
+
+def _tf32(t):
+    bits = t.contiguous().view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)  # 10 explicit mantissa bits, rounded
+
+
+def test_sdpa_gqa_bound_accepts_float32_arithmetic_and_rejects_lower_precision():
+    task = _task("fusion/sdpa_gqa.py")
+    params = {"batch": 1, "q_heads": 4, "kv_heads": 1, "q_len": 256, "k_len": 1024, "head_dim": 128}
+    for seed in (0, 1):
+        q, k, v, scale = inputs = task.make_inputs(params, torch.float32, torch.Generator().manual_seed(seed))
+        ref = (task.reference(q.double(), k.double(), v.double(), scale),)
+
+        def judged(out):
+            return task.contract.check(CheckContext(torch.float32, inputs, (out,), lambda: ref, None))
+        for honest in (task.reference(*inputs), _flash_float32(q, k, v, scale)):
+            res = judged(honest)
+            assert res.ok, res.message
+        # TF32 logits (cuBLAS with TF32 on), bfloat16 operands, a 1e-3 relative error: each rejected
+        assert not judged(task.reference(_tf32(q), _tf32(k), v, scale)).ok
+        assert not judged(task.reference(q.bfloat16().float(), k.bfloat16().float(), v.bfloat16().float(), scale)).ok
+        assert not judged((ref[0] * (1 + 1e-3)).float()).ok
+
+
+def test_rounding_bound_dtypes_leaves_the_other_dtypes_to_their_tolerances():
+    from mkbench.contracts import RoundingBound
+
+    def magnitudes(x):
+        raise AssertionError("computed for a dtype the bound does not name")
+    bound = RoundingBound(magnitudes=magnitudes, description="float32 only", dtypes=("float32",))
+    x = torch.ones(8, dtype=torch.float16)
+    ref = (x.double(),)
+    assert bound.check(CheckContext(torch.float16, (x,), (x,), lambda: ref, None)).ok
+    assert not bound.check(CheckContext(torch.float16, (x,), (x * 1.1,), lambda: ref, None)).ok
+    with pytest.raises(AssertionError, match="does not name"):
+        bound.check(CheckContext(torch.float32, (x.float(),), (x.float(),), lambda: ref, None))
