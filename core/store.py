@@ -128,7 +128,9 @@ class RunRecord:
 
 
 class Store:
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, adopt: bool = False):
+        """``adopt``: a store whose key is not on this machine is taken over (:meth:`_adopt`), where it
+        would be refused at its first write."""
         self.path = Path(path)
         existed = self.path.exists() and self.path.stat().st_size > 0
         self._key: bytes | None = None  # the signing key, once this process has written
@@ -150,6 +152,14 @@ class Store:
                            "move it aside or pass --store with another path") from None
         except OSError as exc:
             raise BadInput(f"results store {self.path}: {exc.strerror or exc}") from None
+        if adopt and self.version == SCHEMA_VERSION:
+            store_id = self._meta(sd.STORE_ID_KEY)
+            if store_id is not None and sd.load_key(store_id) is None:
+                try:
+                    self._adopt(store_id)
+                except sqlite3.DatabaseError as exc:
+                    raise BadInput(f"results store {self.path} could not be adopted ({exc}); it was left as it was")
+
 
     def _check_existing(self) -> int:
         check = self.db.execute("PRAGMA quick_check").fetchone()[0]
@@ -188,8 +198,9 @@ class Store:
         return row[0] if row else None
 
     def _signing_key(self) -> bytes:
-        """The store's key, made (with the store's id) on its first write; a store whose key is on
-        another machine is refused: rows written here could not be verified with the others."""
+        """The store's key, made (with the store's id) on its first write. A store whose key is on
+        another machine is refused (rows written here could not be verified with the others), unless
+        the store was opened to be adopted."""
         if self._key is None:
             store_id = self._meta(sd.STORE_ID_KEY)
             if store_id is None:
@@ -202,8 +213,43 @@ class Store:
             if self._key is None:
                 raise BadInput(f"results store {self.path} was written with a key that is not on this machine (store "
                                f"id {store_id}, key directory {sd.key_dir()}): rows written here could not be verified;"
-                               " write to another store, or set MKBENCH_KEY_DIR to the folder holding its key")
+                               " write to another store, set MKBENCH_KEY_DIR to the folder holding its key, or pass "
+                               "--adopt-store to continue it here (its rows so far then read as unverified)")
         return self._key
+
+    def _adopt(self, old_id: str) -> bytes:
+        """Take over a store whose key is not on this machine (a store carried from a cluster node or a
+        lent GPU machine, whose key stayed there): a new key and store id, and every row already in
+        the store sealed under it as ``legacy``, as the upgrade to digests seals older rows: unverified
+        (nothing here can check what was written before), yet any change after the adoption shows.
+        The adoption is recorded in ``meta`` (``adopted``: the earlier ids, when, where)."""
+        made, key = sd.new_key(self.path)
+        try:
+            with self.db:  # one transaction: the new id and every row's seal, or none of them
+                taken = self.db.execute("UPDATE meta SET value=? WHERE key=? AND value=?",
+                                        (made, sd.STORE_ID_KEY, old_id)).rowcount
+                if not taken:  # another process adopted it first: its key, if it is on this machine
+                    sd.discard_key(made)
+                    self._key = sd.load_key(self._meta(sd.STORE_ID_KEY))
+                    return self._key
+                self._key = key  # what _seal signs with
+                adopted = self.adopted() + [{"store_id": old_id, "at": now(), "host": socket.gethostname()}]
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (sd.ADOPTED_KEY, json.dumps(adopted)))
+                for table in DIGESTED:
+                    for (rowid,) in self.db.execute(f"SELECT rowid FROM {table}").fetchall():
+                        self._seal(table, rowid, sd.LEGACY)
+        except BaseException:
+            self._key = None
+            sd.discard_key(made)
+            raise
+        return key
+
+    def adopted(self) -> list[dict]:
+        """The store's adoptions (:meth:`_adopt`), oldest first."""
+        try:
+            return json.loads(self._meta(sd.ADOPTED_KEY) or "[]")
+        except ValueError:
+            return [{"store_id": "?", "at": "?", "host": "?"}]
 
     def _seal(self, table: str, rowid: int, prefix: str = sd.SEALED) -> None:
         """Write the digest of row ``rowid`` of ``table`` as it now reads back."""
@@ -231,7 +277,7 @@ class Store:
         """The store's integrity for these runs (default every run): rows, units, runs and cached
         baselines that do not verify, named; or the one line saying why nothing can be verified here."""
         checker = self.checker()
-        out = sd.Integrity(str(self.path), checker.status)
+        out = sd.Integrity(str(self.path), checker.status, adopted=[a.get("store_id", "?") for a in self.adopted()])
         if checker.key is None:
             return out
         ids = None if run_ids is None else list(run_ids)

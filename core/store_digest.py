@@ -26,6 +26,13 @@ What a reader can say about a store (:class:`Checker`)
     per store, never as an error. Rows of an older store that was upgraded by a later write are
     sealed then as ``legacy``: unverified (they were written before digests), yet any change after the
     upgrade shows. Reading never writes to the store or creates a key.
+
+Carrying a store to another machine
+    A store's key stays on the machine that wrote it (a lent GPU machine, a cluster node). To go on
+    writing to the store elsewhere, carry its key file into that machine's key directory; where the
+    key is lost, ``mkbench run --adopt-store`` takes the store over at its first write: a new key and
+    id, and every row already there sealed as ``legacy`` under it (unverified, yet later changes
+    show), the adoption recorded in the store's ``meta``.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from typing import Any, Iterable, Mapping
 from .errors import BadInput
 
 STORE_ID_KEY = "store_id"  # the meta key naming the store's key file
+ADOPTED_KEY = "adopted"  # the meta key listing the ids a store had before it was adopted (Store._adopt)
 SEALED, LEGACY = "v1", "legacy"  # digest prefixes: written with a digest / sealed when an older store was upgraded
 
 UNVERIFIED_OLD = "unverified: written before digests"
@@ -152,6 +160,7 @@ class Integrity:
     status: str | None
     problems: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    adopted: list[str] = field(default_factory=list)  # the ids the store had before it was adopted
 
     def count(self, state: str) -> None:
         self.counts[state] = self.counts.get(state, 0) + 1
@@ -162,6 +171,9 @@ class Integrity:
         if self.status:
             return [f"{self.store}: {self.status}"]
         legacy = self.counts.get("unverified", 0)
+        if self.adopted:
+            return [f"{self.store}: {legacy} row(s) unverified: written before the store was adopted on a machine "
+                    f"without its key (store id {', '.join(self.adopted)}), sealed then"] * bool(legacy)
         return [f"{self.store}: {legacy} row(s) {UNVERIFIED_OLD} (sealed when the store was upgraded)"] * bool(legacy)
 
     def warning(self) -> str | None:
@@ -180,9 +192,10 @@ class Integrity:
 
     def as_dict(self) -> dict[str, Any]:
         return {"store": self.store, "status": self.status or ("tampered" if self.problems else "verified"),
-                "notes": self.notes, "problems": self.problems, "counts": self.counts}
+                "notes": self.notes, "problems": self.problems, "counts": self.counts,
+                **({"adopted_from": self.adopted} if self.adopted else {})}
 
 
-__all__ = ["Checker", "Integrity", "LEGACY", "MISMATCH", "NO_DIGEST", "SEALED", "STORE_ID_KEY", "UNVERIFIED_NO_KEY",
-           "UNVERIFIED_OLD", "canonical", "describe", "digest", "discard_key", "key_dir", "load_key", "new_key",
-           "problem_line"]
+__all__ = ["ADOPTED_KEY", "Checker", "Integrity", "LEGACY", "MISMATCH", "NO_DIGEST", "SEALED", "STORE_ID_KEY",
+           "UNVERIFIED_NO_KEY", "UNVERIFIED_OLD", "canonical", "describe", "digest", "discard_key", "key_dir",
+           "load_key", "new_key", "problem_line"]

@@ -189,3 +189,65 @@ def test_mkbench_never_reseals_a_tampered_row(store_path):
     store.db.commit()
     assert store.cached_baseline("task_c", "d", "eager", [("large", "float32")], "env") is None
     assert [p for p in store.integrity().problems if p.startswith("cached baseline task_c large float32 eager")]
+
+
+# --- a store carried to a machine without its key: adopted ----------------------------------------
+
+def test_a_store_whose_key_is_lost_is_adopted_its_rows_unverified_yet_sealed(store_path, tmp_path, monkeypatch):
+    build(store_path)
+    old_id = sqlite3.connect(store_path).execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0]
+    elsewhere = tmp_path / "other-machine-keys"
+    monkeypatch.setenv("MKBENCH_KEY_DIR", str(elsewhere))
+    before = sha(store_path)
+    Store(store_path).close()  # opened without adopt: nothing changes
+    assert sha(store_path) == before and not elsewhere.exists()
+    store = Store(store_path, adopt=True)
+    n_results = len(store.results())
+    check = store.integrity()
+    assert check.status is None and check.problems == [] and check.counts.get("verified", 0) == 0
+    assert check.counts["unverified"] >= n_results and check.adopted == [old_id]
+    assert check.notes == [f"{store_path}: {check.counts['unverified']} row(s) unverified: written before the store "
+                           f"was adopted on a machine without its key (store id {old_id}), sealed then"]
+    assert [a["store_id"] for a in store.adopted()] == [old_id]
+    (key,) = elsewhere.iterdir()
+    new_id = store.db.execute("SELECT value FROM meta WHERE key='store_id'").fetchone()[0]
+    assert key.name == f"{new_id}.key" and new_id != old_id
+    # rows written after the adoption verify; rows from before stay unverified
+    rid = store.start_run("k2", {}, "h100", "triton", "model_b", {"device_name": "x"}, {"python": "3.x"}, 2)
+    store.record_unit(rid, "task_a", "triton", "model_b", [_row("task_a", "activation", "model_b", "correct", 40.0)])
+    after = store.integrity()
+    assert after.problems == [] and after.counts["verified"] >= 3 and after.counts["unverified"] == check.counts[
+        "unverified"]
+    store.close()
+    # a row from before the adoption changed after it: named as changed
+    db = sqlite3.connect(store_path)
+    db.execute("UPDATE results SET verdict='correct' WHERE task='task_b' AND method='model_a'")
+    db.commit()
+    db.close()
+    store = Store(store_path, adopt=True)  # its key is here now: nothing to adopt again
+    assert [a["store_id"] for a in store.adopted()] == [old_id]
+    assert [p for p in store.integrity().problems if "task_b" in p and MISMATCH in p]
+    (row,) = [r for r in store.results() if r["task"] == "task_b" and r["method"] == "model_a"]
+    assert row["verdict"] == "tampered"
+    store.close()
+
+
+def test_run_adopt_store_goes_on_with_a_carried_store(cli, store_path, tmp_path, monkeypatch):
+    args = ("run", "--task", "gelu", "--baselines", "none", "--seeds", "1", "--shape-role", "small", "--no-progress",
+            "--store", store_path)
+    code, _, err = cli(*args)
+    assert code == 0, err
+    monkeypatch.setenv("MKBENCH_KEY_DIR", str(tmp_path / "other-machine-keys"))
+    before = sha(store_path)
+    code, _, err = cli(*args, "--task", "elu")
+    assert code == 2 and "--adopt-store" in err and len(err.strip().splitlines()) == 1
+    assert sha(store_path) == before  # refused: nothing written
+    code, out, err = cli(*args, "--task", "elu", "--adopt-store")
+    assert code == 0, err
+    store = Store(store_path)
+    check = store.integrity()
+    assert check.problems == [] and check.counts["verified"] and check.counts["unverified"] and check.adopted
+    rows = store.results()
+    assert {r["verdict"] for r in rows if r["verdict"] != "skipped"} == {"correct"}
+    assert {r["task"] for r in rows} == {"gelu", "elu"}
+    store.close()

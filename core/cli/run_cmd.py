@@ -52,6 +52,9 @@ def add_parser(sub) -> None:
                    help=f"results store (default {DEFAULT_STORE})")
     p.add_argument("--resume", action="store_true",
                    help="continue the last interrupted run with the same configuration")
+    p.add_argument("--adopt-store", action="store_true",
+                   help="write to a store whose digest key is not on this machine (carried from another one): a new "
+                        "key, the rows already there sealed as unverified (mkbench.store_digest)")
     p.add_argument("--json", type=check.file_path, help="also write this run's results as JSON")
     p.add_argument("--time-budget-ms", type=check.positive, default=1000.0,
                    help="timing budget per shape, dtype and method")
@@ -151,7 +154,7 @@ def run(args) -> int:
     registry.backend(options.backend)  # fail on an unknown name before probing the device
     for name in options.tasks:
         registry.task(name)
-    store = Store(args.store)
+    store = Store(args.store, adopt=args.adopt_store)
     try:
         progress = make_progress(plain=args.no_progress or not sys.stdout.isatty())
         with progress:

@@ -18,7 +18,8 @@
 # like-for-like verdicts against CUDA-L1's claims; its own tasks folder, and a store of its own to
 # analyse apart, since both stores hold the same kernels on the same device);
 # DEADLINE: seconds for the run (default 480). A run cut off goes on in a later call with STORE
-# naming the earlier call's store, carried back into the working tree (--resume); ANALYZE_STORES:
+# naming the earlier call's store, carried back into the working tree (--resume; ADOPT=1 where its
+# digest key stayed on the machine that wrote it: --adopt-store); ANALYZE_STORES:
 # more stores (other sets, other devices) to analyse with this one, space-separated.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -49,7 +50,7 @@ method=cuda-l1-$gpu_set
 start=$(date +%s)
 timeout -s TERM "${DEADLINE:-480}" python3 -m mkbench run --backend cuda --hw auto --tasks-dir "$work/tasks$suffix" \
   --solutions "$work/$gpu_set-$variant" --method "$method" ${TASKS:+--task "$TASKS"} --baselines eager \
-  --time-role large --gpus all --store "$store" --resume --no-progress > "$out/run-$method.log" 2>&1
+  --time-role large --gpus all --store "$store" --resume ${ADOPT:+--adopt-store} --no-progress > "$out/run-$method.log" 2>&1
 echo "exit $?, $(( $(date +%s) - start )) s" >> "$out/run-$method.log"
 tail -3 "$out/run-$method.log"
 [ "$store" != "$out/cudal1$suffix.sqlite" ] && cp "$store" "$out/cudal1$suffix.sqlite"  # the store comes back with $OUT
