@@ -132,6 +132,7 @@ class Store:
         """``adopt``: a store whose key is not on this machine is taken over (:meth:`_adopt`), where it
         would be refused at its first write."""
         self.path = Path(path)
+        self.adopted_now: str | None = None  # the line saying so, where this process adopted the store
         existed = self.path.exists() and self.path.stat().st_size > 0
         self._key: bytes | None = None  # the signing key, once this process has written
         if self.path.exists() and not self.path.is_file():
@@ -235,9 +236,13 @@ class Store:
                 self._key = key  # what _seal signs with
                 adopted = self.adopted() + [{"store_id": old_id, "at": now(), "host": socket.gethostname()}]
                 self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (sd.ADOPTED_KEY, json.dumps(adopted)))
+                sealed = 0
                 for table in DIGESTED:
                     for (rowid,) in self.db.execute(f"SELECT rowid FROM {table}").fetchall():
                         self._seal(table, rowid, sd.LEGACY)
+                        sealed += 1
+            self.adopted_now = (f"adopted results store {self.path}: its key (store id {old_id}) is not on this "
+                                f"machine; its {sealed} earlier record(s) now read as unverified, later changes show")
         except BaseException:
             self._key = None
             sd.discard_key(made)

@@ -244,6 +244,7 @@ def test_run_adopt_store_goes_on_with_a_carried_store(cli, store_path, tmp_path,
     assert sha(store_path) == before  # refused: nothing written
     code, out, err = cli(*args, "--task", "elu", "--adopt-store")
     assert code == 0, err
+    assert out.startswith(f"adopted results store {store_path}: its key") and "read as unverified" in out
     store = Store(store_path)
     check = store.integrity()
     assert check.problems == [] and check.counts["verified"] and check.counts["unverified"] and check.adopted

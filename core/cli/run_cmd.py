@@ -155,6 +155,8 @@ def run(args) -> int:
     for name in options.tasks:
         registry.task(name)
     store = Store(args.store, adopt=args.adopt_store)
+    if store.adopted_now:
+        print(store.adopted_now)
     try:
         progress = make_progress(plain=args.no_progress or not sys.stdout.isatty())
         with progress:
