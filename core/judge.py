@@ -240,6 +240,18 @@ def structure_problem(out: tuple, expected: tuple, any_device: bool = False) -> 
 
 # --- the judge process ---------------------------------------------------------------------------
 
+def peak_reserved(reset: bool) -> int | None:
+    """The most device memory torch's caching allocator has held in this process since it started, or
+    since the last reset (``reset`` starts the next count); None where no CUDA context was made (the
+    CPU, or a worker that never used the device). CUDA contexts are not included."""
+    if not (torch.cuda.is_available() and torch.cuda.is_initialized()):
+        return None
+    peak = int(torch.cuda.max_memory_reserved())
+    if reset:
+        torch.cuda.reset_peak_memory_stats()
+    return peak
+
+
 def serve(conn, env: dict[str, str], device: str) -> None:
     """The judge process: answer ``check`` requests from the orchestrator until ``stop`` or EOF.
 
@@ -281,7 +293,9 @@ def serve(conn, env: dict[str, str], device: str) -> None:
             # The unit is done and gives its memory budget back: what this judge keeps (inputs, the
             # allocator's cache) must go with it, or the lanes' judges hold memory no budget counts.
             judge.release()
-            wire.send(conn, {"kind": "released"})
+            # its peak since the last release: this unit's (or, for a unit that left its lane to be
+            # timed, its part on this lane), for the engine's memory plan (mkbench analyze engine)
+            wire.send(conn, {"kind": "released", "peak_bytes": peak_reserved(reset=True)})
             continue
         try:
             if req.get("op") == "repeats":

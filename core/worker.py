@@ -313,6 +313,12 @@ class Steps:
     def probe(self, cmd: dict) -> dict:
         return {"kind": "probe", "info": probe()}
 
+    def memory(self, cmd: dict) -> dict:
+        """The most device memory torch's allocator held in this worker (the engine's memory plan is
+        compared with it; said by a process that ran candidate code, so a statistic, never evidence)."""
+        from .judge import peak_reserved
+        return {"kind": "memory", "peak_bytes": peak_reserved(reset=False)}
+
     def warm(self, cmd: dict) -> dict:
         """Start-up costs of the traced calls, paid before the unit holds any share of the device."""
         from . import trace as tracing

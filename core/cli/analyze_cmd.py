@@ -106,6 +106,7 @@ def engine(args) -> int:
     from tabulate import tabulate
 
     from ..engine.clock import engine_line, run_host, run_wall, session_table, step_table, unit_clocks
+    from ..engine.memory_report import extremes, memory_table, unit_memory
     from ..store import Store
     for position, path in enumerate(stores_of(args)):
         store = Store(path)
@@ -127,6 +128,12 @@ def engine(args) -> int:
                 if clocks:
                     headers, rows = step_table(clocks)
                     print(tabulate(rows, headers=headers, tablefmt="github") + "\n")
+                memory = unit_memory(store.results([run.id]))
+                if memory:
+                    print("Device memory: each unit's planned share against its allocators' peaks\n")
+                    headers, rows = memory_table(memory)
+                    print(tabulate(rows, headers=headers, tablefmt="github") + "\n")
+                    print("\n".join(f"- {line}" for line in extremes(memory)) + "\n")
         finally:
             store.close()
     return 0

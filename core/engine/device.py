@@ -182,9 +182,10 @@ class Lease:
         self.lane: Lane | None = pool.take(ticket=ticket)
 
     @contextmanager
-    def away(self, worker, judge_timeout: float):
+    def away(self, worker, judge_timeout: float, judge_peak: Callable[[int | None], None] = lambda peak: None):
+        """``judge_peak``: told the lane's judge's memory peak for this unit, as it lets go."""
         lane = self.lane
-        lane.judge.release(judge_timeout)  # the next unit's judge: nothing of this unit's inputs kept
+        judge_peak(lane.judge.release(judge_timeout))  # the next unit's judge: nothing of this unit's inputs kept
         lane.current, lane.state = None, "idle"
         self.parked.add(worker.child)  # killed with the lanes' workers if the run is stopped
         self.lane = None
@@ -329,10 +330,14 @@ class Device:
                                                 started=lambda child: setattr(lane, "current", child))
                 lane.state = "idle"
 
+            need = footprint(unit)
+
             def room(away=nullcontext):
-                return self.memory.hold(footprint(unit), away, self._pool.wanted)
+                return self.memory.hold(need, away, self._pool.wanted)
 
             obs = lane.evaluate(unit, settings, log_path, env, room=room, lease=lease)
+            if self.memory.capacity is not None and obs.steps is not None:
+                obs = obs.with_memory(planned=min(need, self.memory.capacity))
             if prewarm is not None:
                 obs = obs.with_step("prewarm", prewarm.pop("compile_ahead"))  # lane time
                 obs = obs.with_steps(prewarm)

@@ -67,16 +67,21 @@ class JudgeClient:
         finally:
             transfer.unlink(made)
 
-    def release(self, timeout: float) -> None:
+    def release(self, timeout: float) -> int | None:
         """The judge lets go of the unit's memory before the unit's budget is given back (a judge
-        that does not answer is replaced)."""
+        that does not answer is replaced). Returns the most device memory the judge's allocator held
+        since its last release (None: not known)."""
         if self._child is None or not self._child.proc.is_alive():
-            return
+            return None
         try:
-            if self._child.request({"op": "release"}, timeout).get("kind") != "released":
+            answer = self._child.request({"op": "release"}, timeout)
+            if answer.get("kind") != "released":
                 raise ValueError("unexpected answer")
         except Exception:  # noqa: BLE001 - a judge that cannot release is not trusted with the next unit
             self.close()
+            return None
+        peak = answer.get("peak_bytes")
+        return peak if isinstance(peak, int) and peak >= 0 else None
 
     def close(self) -> None:
         if self._child is not None:

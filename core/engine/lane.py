@@ -28,6 +28,8 @@ from .settings import EvalSettings, Limits
 
 __all__ = ["EvalSettings", "Lane", "Limits"]
 
+MEMORY_ASK_S = 5.0  # how long a worker may take to say its memory peak, at the end of its unit
+
 
 class Lane:
     def __init__(self, device, index: int, env: dict[str, str], modules: tuple[str, ...] = ()):
@@ -65,6 +67,9 @@ class Lane:
             here().state = state
 
         rec = Recorder(lane=f"{self.device.name}/lane{self.index}")
+
+        def judge_peak(peak: int | None) -> None:
+            rec.peak("judge_peak", peak)
         if self.closing:
             rec.abnormal = AbnormalEnd("error", None, None, "the run was stopped")
             return rec.freeze()
@@ -97,7 +102,7 @@ class Lane:
                 w.enter("wait_memory")
                 self.state = f"wait for memory {unit.task.name}"
                 # it waits for the room on its lane, unless a unit back from timing needs the lane
-                away = (lambda: lease.away(w, settings.limits.start)) if lease is not None else nullcontext
+                away = (lambda: lease.away(w, settings.limits.start, judge_peak)) if lease is not None else nullcontext
                 lane_wait = w.clock.get("wait_lane", 0.0)
                 holding.enter_context(room(away))
                 lane_wait = w.clock.get("wait_lane", 0.0) - lane_wait  # on the clock already, as wait_lane
@@ -106,7 +111,7 @@ class Lane:
                 w.enter("correctness")
                 run = steps.UnitRun(unit, settings, self.device, w, here().judge, rec, say)
                 if lease is not None:
-                    run.away = lambda: _away(lease, run, settings.limits.start)
+                    run.away = lambda: _away(lease, run, settings.limits.start, judge_peak)
                 passed = steps.correctness(run)
                 if settings.time_roles:
                     passed = [(sh, dt) for sh, dt in passed if unit.task.shape(sh).role in settings.time_roles]
@@ -138,9 +143,11 @@ class Lane:
             if cpu is not None:
                 w.clock[CPU_WORKER] = cpu  # CPU seconds, not wall: whether lanes' workers crowd the host
             t = time.monotonic()
+            if rec.abnormal is None:
+                rec.peak("worker_peak", _worker_peak(w))
             w.stop()
             lane = here()
-            lane.judge.release(settings.limits.start)
+            judge_peak(lane.judge.release(settings.limits.start))
             holding.close()
             w.clock["stop"] = round(time.monotonic() - t, 3)
             lane.current = None
@@ -159,10 +166,19 @@ def _start_parts(w, ready: dict) -> None:
             w.add(f"start_{part}", float(seconds))
 
 
+def _worker_peak(w: WorkerSession) -> int | None:
+    """The worker's allocator peak (its own word: a statistic for the memory plan), or None."""
+    try:
+        peak = w.request({"op": "memory"}, MEMORY_ASK_S).get("peak_bytes")
+    except Exception:  # noqa: BLE001 - a worker that cannot say costs the unit nothing
+        return None
+    return peak if isinstance(peak, int) and not isinstance(peak, bool) and 0 <= peak < 1 << 50 else None
+
+
 @contextmanager
-def _away(lease, run: steps.UnitRun, judge_timeout: float) -> Iterator[None]:
+def _away(lease, run: steps.UnitRun, judge_timeout: float, judge_peak) -> Iterator[None]:
     """The unit without a lane while it waits for and takes its timing hold; afterwards its checks use
     the judge of the lane it took back."""
-    with lease.away(run.worker, judge_timeout):
+    with lease.away(run.worker, judge_timeout, judge_peak):
         yield
     run.judge = lease.lane.judge

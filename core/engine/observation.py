@@ -128,6 +128,9 @@ class Observation:
     lane: str | None = None
     seconds: Mapping[str, float] = field(default_factory=dict)
     steps: Mapping[str, float] | None = None
+    # device memory, bytes: ``planned`` (the budget's share for the unit), ``judge_peak`` (the judges'
+    # allocator, trusted), ``worker_peak`` (the worker's allocator, as the worker said)
+    memory: Mapping[str, int] | None = None
 
     def with_step(self, name: str, seconds: float) -> Observation:
         """The same observation, with one more step's seconds (added outside the lane: prewarm)."""
@@ -136,6 +139,9 @@ class Observation:
     def with_steps(self, steps: dict[str, float]) -> Observation:
         """The same observation, with more steps' seconds (the compile-ahead stage's)."""
         return replace(self, steps={**(self.steps or {}), **steps})
+
+    def with_memory(self, **memory: int) -> Observation:
+        return replace(self, memory={**(self.memory or {}), **memory})
 
 
 class Recorder:
@@ -149,6 +155,12 @@ class Recorder:
         self.log_tail = ""
         self.seconds: dict[str, float] = {}
         self.steps: dict[str, float] | None = None
+        self.memory: dict[str, int] = {}
+
+    def peak(self, key: str, value: int | None) -> None:
+        """The larger of the peaks seen for ``key`` (a unit's judge is asked at each release)."""
+        if value is not None:
+            self.memory[key] = max(self.memory.get(key, 0), value)
 
     def combo(self, shape: str, dtype: str) -> ComboObservation:
         return self.combos.get((shape, dtype)) or ComboObservation()
@@ -166,4 +178,5 @@ class Recorder:
     def freeze(self) -> Observation:
         return Observation(compile=self.compile, combos=dict(self.combos), abnormal=self.abnormal,
                            log_tail=self.log_tail, lane=self.lane, seconds=dict(self.seconds),
-                           steps=dict(self.steps) if self.steps is not None else None)
+                           steps=dict(self.steps) if self.steps is not None else None,
+                           memory=dict(self.memory) or None)

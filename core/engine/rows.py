@@ -171,6 +171,8 @@ def _clock(rows: dict, obs: Observation) -> None:
     """The unit's clock, in each of its rows (see :mod:`.clock`)."""
     for r in rows.values():
         r["extra"]["unit_seconds"] = dict(obs.seconds, steps=dict(obs.steps) if obs.steps is not None else None)
+        if obs.memory:
+            r["extra"]["unit_memory"] = dict(obs.memory)
 
 
 def _answered(check: Check) -> Verdict:

@@ -1,0 +1,68 @@
+"""How the device-memory plan compared with what units held: the data for its factors.
+
+The memory budget (:mod:`.device`) admits a unit when its planned share fits: ``FOOTPRINT_FACTOR`` and
+``JUDGE_FACTOR`` times the task's bytes, plus ``CONTEXT_BYTES`` for the two CUDA contexts. On an H200
+main job units waited for that budget 31% of their time (``reports/2026-11-27-main-job-preload``),
+while the factors were never checked against a measurement. Each unit now records, in its rows'
+``extra["unit_memory"]``, its ``planned`` bytes and the peaks of torch's allocator in its judges
+(``judge_peak``, trusted) and its worker (``worker_peak``, as the worker said). Allocator peaks leave
+out the CUDA contexts, so they are set against the plan less ``CONTEXT_BYTES``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Iterable
+
+from .device import CONTEXT_BYTES
+
+GIB = float(1 << 30)
+
+
+def unit_memory(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per unit that has a plan and a peak: task, method, baseline, planned, measured (bytes)."""
+    seen: dict[tuple, dict[str, Any]] = {}
+    for r in rows:
+        key = (r.get("run_id"), r.get("task"), r.get("backend"), r.get("method"))
+        mem = (r.get("extra") or {}).get("unit_memory")
+        if key in seen or not isinstance(mem, dict) or not mem.get("planned"):
+            continue
+        peaks = [mem.get(k) for k in ("judge_peak", "worker_peak") if isinstance(mem.get(k), int)]
+        if peaks:
+            seen[key] = {"task": r.get("task"), "method": r.get("method"), "baseline": bool(r.get("is_baseline")),
+                         "planned": int(mem["planned"]), "measured": sum(peaks),
+                         "judge": mem.get("judge_peak"), "worker": mem.get("worker_peak")}
+    return list(seen.values())
+
+
+def _ratio(u: dict[str, Any]) -> float:
+    return u["measured"] / max(u["planned"] - CONTEXT_BYTES, 1)
+
+
+def memory_table(units: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    """Per group (candidates, baselines): units, planned and measured GiB summed, and the measured /
+    planned ratio's median, 90th percentile and maximum, with the units measured over their plan."""
+    headers = ["units", "count", "planned GiB", "allocators' peak GiB", "peak / plan: median", "p90", "max",
+               "over plan"]
+    table = []
+    for name, group in (("candidates", [u for u in units if not u["baseline"]]),
+                        ("baselines", [u for u in units if u["baseline"]])):
+        if not group:
+            continue
+        ratios = sorted(_ratio(u) for u in group)
+        table.append([name, len(group), round(sum(u["planned"] for u in group) / GIB, 1),
+                      round(sum(u["measured"] for u in group) / GIB, 1), round(statistics.median(ratios), 3),
+                      round(ratios[min(len(ratios) - 1, int(0.9 * len(ratios)))], 3), round(ratios[-1], 3),
+                      sum(r > 1 for r in ratios)])
+    return headers, table
+
+
+def extremes(units: list[dict[str, Any]], n: int = 5) -> list[str]:
+    """The units furthest over their plan and the largest plans least used, one line each."""
+    def line(u: dict[str, Any]) -> str:
+        return (f"{u['task']} {u['method']}: planned {u['planned'] / GIB:.1f} GiB, judge {(u['judge'] or 0) / GIB:.1f}"
+                f" + worker {(u['worker'] or 0) / GIB:.1f} GiB ({_ratio(u):.2f}x the plan less contexts)")
+    over = sorted((u for u in units if _ratio(u) > 1), key=_ratio, reverse=True)[:n]
+    idle = sorted(units, key=lambda u: u["planned"] - CONTEXT_BYTES - u["measured"], reverse=True)[:n]
+    return ([f"over plan: {line(u)}" for u in over]
+            + [f"most unused: {line(u)}" for u in idle if u["planned"] - CONTEXT_BYTES > u["measured"]])

@@ -1,0 +1,81 @@
+"""The device-memory plan against what units held (mkbench analyze engine): CPU tests of the
+bookkeeping. On the CPU no allocator peak exists, so the real run checks the plan's record and the
+table is checked on rows written as a GPU run writes them."""
+
+from __future__ import annotations
+
+from mkbench.engine import device as device_mod
+from mkbench.engine.device import CONTEXT_BYTES
+from mkbench.engine.memory_report import extremes, memory_table, unit_memory
+from mkbench.engine.observation import Recorder
+from mkbench.judge import peak_reserved
+from mkbench.store import Store
+
+GIB = 1 << 30
+
+
+def _row(task, method, baseline, planned, judge=None, worker=None, run_id=1):
+    mem = {"planned": planned}
+    if judge is not None:
+        mem["judge_peak"] = judge
+    if worker is not None:
+        mem["worker_peak"] = worker
+    return {"run_id": run_id, "task": task, "backend": "triton" if not baseline else method, "method": method,
+            "is_baseline": int(baseline), "extra": {"unit_memory": mem}}
+
+
+def test_the_table_sets_allocator_peaks_against_the_plan_less_contexts():
+    rows = [
+        _row("a", "m", False, CONTEXT_BYTES + 10 * GIB, judge=4 * GIB, worker=1 * GIB),   # 0.5 of its plan
+        _row("a", "m", False, CONTEXT_BYTES + 10 * GIB, judge=9 * GIB, worker=9 * GIB),   # the same unit again: once
+        _row("b", "m", False, CONTEXT_BYTES + 2 * GIB, judge=2 * GIB, worker=1 * GIB),    # 1.5: over its plan
+        _row("c", "eager", True, CONTEXT_BYTES + 4 * GIB, judge=1 * GIB),                 # 0.25, worker unknown
+        _row("d", "eager", True, CONTEXT_BYTES + 4 * GIB),                                # no peak: left out
+    ]
+    units = unit_memory(rows)
+    assert sorted(u["task"] for u in units) == ["a", "b", "c"]
+    headers, table = memory_table(units)
+    by = {r[0]: dict(zip(headers, r)) for r in table}
+    assert by["candidates"]["count"] == 2 and by["candidates"]["over plan"] == 1
+    assert by["candidates"]["max"] == 1.5 and by["candidates"]["peak / plan: median"] == 1.0  # of 0.5 and 1.5
+    assert by["baselines"]["count"] == 1 and by["baselines"]["max"] == 0.25
+    lines = extremes(units)
+    assert lines[0].startswith("over plan: b m: planned 3.0 GiB, judge 2.0 + worker 1.0 GiB (1.50x")
+    assert any(line.startswith("most unused: a m") for line in lines)
+    assert not any("b m" in line for line in lines if line.startswith("most unused"))
+
+
+def test_a_units_judge_peak_is_the_largest_of_its_releases():
+    rec = Recorder()
+    rec.peak("judge_peak", None)
+    rec.peak("judge_peak", 5)
+    rec.peak("judge_peak", 3)  # the lane it took back after timing held less
+    assert rec.freeze().memory == {"judge_peak": 5}
+    assert Recorder().freeze().memory is None
+
+
+def test_no_allocator_peak_without_a_cuda_context():
+    assert peak_reserved(reset=True) is None
+
+
+def test_a_run_with_a_memory_budget_records_each_units_plan(tmp_path, cli, monkeypatch):
+    """A CPU run given a budget, as a GPU's lanes have one: every unit's rows carry its planned share
+    (the footprint the budget held), and the worker answered its memory question (None here)."""
+    real = device_mod.Device.__init__
+
+    def with_budget(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        self.memory = device_mod.MemoryBudget(64 * GIB)
+    monkeypatch.setattr(device_mod.Device, "__init__", with_budget)
+    store = tmp_path / "s.sqlite"
+    code, out, err = cli("run", "--task", "gelu", "--baselines", "eager", "--seeds", "1", "--shape-role", "small",
+                         "--dtype", "float32", "--time-budget-ms", "5", "--store", store, "--no-progress")
+    assert code == 0, err
+    rows = [r for r in Store(store).results() if r["verdict"] != "skipped"]
+    assert {r["method"] for r in rows} == {"reference", "eager"}
+    for r in rows:
+        mem = r["extra"]["unit_memory"]
+        assert mem["planned"] > CONTEXT_BYTES and "judge_peak" not in mem and "worker_peak" not in mem
+    assert unit_memory(rows) == []  # no peak on the CPU: nothing to set against the plan
+    code, out, err = cli("analyze", "engine", "--store", store)
+    assert code == 0 and "Device memory" not in out
