@@ -21,3 +21,32 @@ def test_no_timing_checks_correctness_and_times_nothing(cli, store_path):
     assert "nothing to resume" in out
     timed = [r for r in store.results([store.runs()[-1].id]) if r["verdict"] == "correct"]
     assert timed and all(r["perf_status"] in ("timed", "interpreted") and r["time_median_us"] for r in timed)
+
+
+def test_a_corpus_judged_against_imported_tasks_is_missing_only_what_it_lacks_of_them(cli, store_path, tmp_path):
+    """With --tasks-dir, a solutions folder is a corpus for those tasks: the imported task it has no
+    candidate for is missing; mkbench's own tasks are not attempts of it (a CUDA-L1 run's rates read
+    342 tasks attempted for 101 candidates), unless named with --task."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    tasks, sol = tmp_path / "tasks" / "activation", tmp_path / "sol" / "activation"
+    tasks.mkdir(parents=True)
+    sol.mkdir(parents=True)
+    source = (root / "tasks/activation/gelu.py").read_text()
+    for name in ("imp_gelu", "imp_gelu_2"):
+        (tasks / f"{name}.py").write_text(source.replace('name="gelu"', f'name="{name}"'))
+    (sol / "imp_gelu.py").write_text((root / "backends/triton/kernels/activation/gelu.py").read_text())
+    common = ("run", "--tasks-dir", tmp_path / "tasks", "--solutions", tmp_path / "sol", "--method", "corpus",
+              "--no-timing", "--baselines", "none", "--seeds", "1", "--shape-role", "small", "--dtype", "float32",
+              "--no-progress", "--store", store_path)
+    code, out, err = cli(*common)
+    assert code == 0, err
+    rows = [r for r in Store(store_path).results() if r["verdict"] != "skipped"]  # other shapes and dtypes
+    assert {(r["task"], r["verdict"]) for r in rows} == {("imp_gelu", "correct"), ("imp_gelu_2", "missing")}
+    assert "task(s) outside --tasks-dir without a candidate" in out
+    # a built-in task named on the command line stays an attempt, missing here
+    code, out, err = cli(*common, "--task", "imp_gelu,elu")
+    assert code == 0, err
+    run2 = Store(store_path).runs()[-1].id
+    assert {(r["task"], r["verdict"]) for r in Store(store_path).results([run2]) if r["verdict"] != "skipped"} == {
+        ("imp_gelu", "correct"), ("elu", "missing")}

@@ -133,7 +133,7 @@ def run(args) -> int:
     registry = build_registry()
     registry.raise_problems()
     options = RunOptions(
-        backend=args.backend, hw=args.hw, solutions=args.solutions, method=args.method,
+        backend=args.backend, hw=args.hw, solutions=args.solutions, method=args.method, task_dirs=args.tasks_dir,
         # split and sorted, so that '--task a,b' and '--task b --task a' are one run configuration (and resume)
         tasks=sorted({n for item in args.tasks for n in item}),
         categories=sorted({n for item in args.categories for n in item}),

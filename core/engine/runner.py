@@ -40,6 +40,8 @@ class RunOptions:
     hw: str = "auto"
     solutions: Path | None = None
     method: str | None = None
+    # the --tasks-dir folders: with solutions, the suite a corpus is judged against (see Planner.plan)
+    task_dirs: list[Path] = field(default_factory=list)
     tasks: list[str] = field(default_factory=list)
     categories: list[str] = field(default_factory=list)
     shape_roles: list[str] = field(default_factory=list)  # empty: every role
@@ -161,7 +163,11 @@ class Runner:
         finally:
             starter.join()
         hw = resolve_profile(opt.hw, self.reg.hardware, probe)
-        units = Planner(self.reg, opt).plan(hw)
+        planner = Planner(self.reg, opt)
+        units = planner.plan(hw)
+        if planner.left_out:
+            self.progress.log(f"{planner.left_out} task(s) outside --tasks-dir without a candidate in "
+                              f"{opt.solutions}: not part of this corpus's suite, not planned")
         config = opt.config(hw.name)
         config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
         run_id = self._open_run(config_key, config, hw, probe)
