@@ -45,7 +45,8 @@ def test_seconds_a_unit_spent_without_a_lane_are_not_lane_time():
                           "steps": {"wait_exclusive": 3.0, "wait_lane": 0.5, "without_lane": 4.0}}, False)]
     line = engine_line(clocks, wall_s=2.0, lanes=2)
     assert "lanes 2 busy 50%" in line  # 6 - 4 = 2 lane-seconds of 2 lanes x 2 s
-    assert "lock waits 58%" in line  # 3.5 of the unit's 6 s: the timing wait and the lane taken back
+    assert "lock waits 58%," in line  # 3.5 of the unit's 6 s: the timing wait and the lane taken back
+    assert "memory budget" not in line  # no wait for it: not said
 
 
 def test_engine_line_is_arithmetic_on_the_clocks():
@@ -57,7 +58,8 @@ def test_engine_line_is_arithmetic_on_the_clocks():
     # 2 units of 4 s (steps happen inside the stages): 8 unit-seconds on 4 lanes x 4 s is 50% busy;
     # waits 4 of 8 s; traces 0.8 of 8 s
     assert line.startswith("engine: 2 units in 4 s (2.00 s/unit)")
-    assert "lanes 4 busy 50%" in line and "lock waits 50%" in line and "trace 10% of unit time" in line
+    assert "lanes 4 busy 50%" in line and "lock waits 50% (the memory budget 25%)" in line
+    assert "trace 10% of unit time" in line
     # the profiler's own part of the traced steps (0.08 of 8 s), said apart from the traced calls
     assert "(the profiler itself 1%)" in line
     assert engine_line([], 1.0, 1) == "engine: no unit evaluated"
