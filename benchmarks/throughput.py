@@ -101,6 +101,8 @@ def measure(store: Path) -> dict:
                                           for r in refs if r["verdict"] == "hack"})[:40],
         "verdicts": verdicts,
         "lock_wait_share": round(every["wait_seconds"] / busy, 3) if busy else None,
+        # the memory budget's part of those waits (mkbench.engine.memory_report says how its plan fared)
+        "memory_wait_share": round(every["memory_wait_seconds"] / busy, 3) if busy else None,
         "trace_seconds_per_unit": round(candidates["trace_seconds"] / len(cand), 3) if cand else None,
         "trace_overhead_seconds_per_unit": round(candidates["trace_overhead_seconds"] / len(cand), 3) if cand else None,
         "unit_seconds_mean": round(busy / len(clocks), 3) if clocks else None,
@@ -172,6 +174,7 @@ def main() -> int:
         "main_job_seconds": None, "main_job_seconds_4gpu": None, "scaling_4gpu": None,
         "reference_hack_rows": this.get("reference_hack_rows"),
         "lock_wait_share": this.get("lock_wait_share"),
+        "memory_wait_share": this.get("memory_wait_share"),
         "trace_seconds_per_unit": this.get("trace_seconds_per_unit"),
         "trace_overhead_seconds_per_unit": this.get("trace_overhead_seconds_per_unit"),
         "runs": results,
