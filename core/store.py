@@ -159,8 +159,8 @@ class Store:
                 try:
                     self._adopt(store_id)
                 except sqlite3.DatabaseError as exc:
-                    raise BadInput(f"results store {self.path} could not be adopted ({exc}); it was left as it was")
-
+                    raise BadInput(f"results store {self.path} could not be adopted ({exc}); it was left as it "
+                                   "was") from None
 
     def _check_existing(self) -> int:
         check = self.db.execute("PRAGMA quick_check").fetchone()[0]
@@ -200,8 +200,8 @@ class Store:
 
     def _signing_key(self) -> bytes:
         """The store's key, made (with the store's id) on its first write. A store whose key is on
-        another machine is refused (rows written here could not be verified with the others), unless
-        the store was opened to be adopted."""
+        another machine is refused (rows written here could not be verified with the others); opened
+        with ``adopt``, it has a key of this machine's by now (:meth:`_adopt`)."""
         if self._key is None:
             store_id = self._meta(sd.STORE_ID_KEY)
             if store_id is None:
