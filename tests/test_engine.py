@@ -355,3 +355,90 @@ def test_ray_executor_on_a_local_instance(tmp_path, cli):
         assert run.env["engine"]["executor"] == "ray" and run.status == "finished"
     finally:
         ray.shutdown()
+
+
+def test_memory_budget_serves_a_large_unit_before_smaller_ones_that_asked_later():
+    """First come, first served: 60 is held, 50 waits; 30s asking after it would fit beside the 60
+    and, admitted whenever room came free, kept the 50 waiting for as long as they kept coming (an
+    H200 main job's linear_cross_entropy waited 298 s so). They wait until the 50 is in, or fits
+    beside them."""
+    budget, order, guard = MemoryBudget(100), [], threading.Lock()
+    first = budget.hold(60)
+    first.__enter__()
+
+    def unit(need, hold_s):
+        with budget.hold(need):
+            with guard:
+                order.append(need)
+            time.sleep(hold_s)
+
+    large = threading.Thread(target=unit, args=(50, 0.05), daemon=True)
+    large.start()
+    time.sleep(0.1)  # the 50 is in line
+    small = [threading.Thread(target=unit, args=(30, 0.2), daemon=True) for _ in range(3)]
+    for th in small:
+        th.start()
+    time.sleep(0.2)
+    assert order == [], "a later unit took the room the 50 waits for"
+    first.__exit__(None, None, None)
+    for th in [large, *small]:
+        th.join(5)
+    assert 50 in order[:2] and sorted(order) == [30, 30, 30, 50]  # one 30 fits beside it, not two
+    assert budget.used == 0 and not budget._waiting
+
+
+def test_a_unit_that_stops_waiting_for_memory_leaves_the_line():
+    budget = MemoryBudget(100)
+    held = budget.hold(100)
+    held.__enter__()
+
+    class Stop(Exception):
+        pass
+
+    def give_up():
+        raise Stop
+
+    with pytest.raises(Stop):
+        with budget.hold(80, while_waiting=give_up, give_way=lambda: True):
+            pass
+    held.__exit__(None, None, None)
+    assert not budget._waiting
+    with budget.hold(30):  # nobody is in line before it
+        assert budget.used == 30
+
+
+def test_a_share_lent_back_admits_others_and_is_taken_back_without_waiting():
+    """A unit waiting to be timed lends its judge's part: a waiting unit gets in meanwhile, and the
+    part comes back at once, over the capacity, which then admits nobody until it is under again."""
+    budget, admitted = MemoryBudget(100), threading.Event()
+    timed = budget.hold(100)
+    timed.__enter__()
+
+    def waiting():
+        with budget.hold(60):
+            admitted.set()
+            time.sleep(0.3)
+
+    th = threading.Thread(target=waiting, daemon=True)
+    th.start()
+    time.sleep(0.1)
+    assert not admitted.is_set()
+    with budget.lend(60):
+        assert admitted.wait(5) and budget.used == 100
+    assert budget.used == 160  # taken back at once, over the capacity
+    late = threading.Event()
+
+    def later():
+        with budget.hold(10):
+            late.set()
+
+    th2 = threading.Thread(target=later, daemon=True)
+    th2.start()
+    time.sleep(0.1)
+    assert not late.is_set()  # 160 of 100: nothing new
+    th.join(5)  # the 60 leaves: 100 of 100, still no room for 10
+    assert budget.used == 100 and not late.is_set()
+    timed.__exit__(None, None, None)
+    assert late.wait(5)
+    th2.join(5)
+    assert budget.used == 0
