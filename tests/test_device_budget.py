@@ -105,3 +105,14 @@ def test_a_task_without_resident_bytes_keeps_its_footprint():
     # worker: 8 x (input + output at float32); judge: 4 x the same at float64; the contexts
     assert footprint(Unit(task, [("large", "float32")])) == 8 * 2 * x * 4 + 4 * 2 * x * 8 + CONTEXT_BYTES
     assert math.isclose(footprint(Unit(task, [("large", "float32")])) / GiB, 9.0)
+
+
+def test_the_memory_share_sets_the_budget_and_refuses_nonsense(cli, tmp_path):
+    from mkbench.engine.device import Device
+    assert Device("cuda", None, 1, {}, memory_bytes=100 * GiB).memory.capacity == int(MEMORY_SHARE * 100 * GiB)
+    assert Device("cuda", None, 1, {}, memory_bytes=100 * GiB, memory_share=1.2).memory.capacity == int(1.2 * 100 * GiB)
+    store = tmp_path / "s.sqlite"
+    for bad in ("0", "2.5", "x"):
+        code, out, err = cli("run", "--task", "gelu", "--memory-share", bad, "--store", store, "--no-progress")
+        assert code != 0 and "--memory-share" in err and len(err.strip().splitlines()) <= 3, err
+    assert not store.exists()

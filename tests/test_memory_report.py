@@ -111,3 +111,60 @@ def test_a_unit_timed_without_its_lane_lends_its_judges_part_of_the_budget(tmp_p
                                                                   if s.role == "small"]))[1]
     assert len(lent) == 2 and set(lent) == {judge} and judge > 0  # each unit's judge part, once
     assert [b.used for b in budgets] == [0]
+
+
+def test_out_of_memory_is_read_from_the_candidate_the_timing_and_the_judge():
+    from mkbench.engine.observation import AbnormalEnd, Check, CheckStatus, ComboObservation, Observation, Timing
+    oom = "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert Observation().out_of_memory is None
+    assert Observation(combos={("large", "float32"): ComboObservation(check=Check(CheckStatus.ERROR, oom))}
+                       ).out_of_memory == oom
+    assert Observation(combos={("large", "float32"): ComboObservation(timing=Timing(error="x: " + oom))}
+                       ).out_of_memory == "x: " + oom
+    judge = "the judge failed: CUDA out of memory. Tried to allocate 18.0 GiB"
+    assert Observation(abnormal=AbnormalEnd("error", "correctness", None, judge)).out_of_memory == judge
+    # Triton's shared-memory limit is the kernel's, not the device's: no retry
+    assert Observation(combos={("large", "float32"): ComboObservation(check=Check(
+        CheckStatus.COMPILE_ERROR, "out of resource: shared memory, Required: 262144"))}).out_of_memory is None
+
+
+def test_a_unit_that_ran_out_of_memory_beside_others_is_run_again_alone(tmp_path, cli, monkeypatch):
+    """On a budget, a unit whose first attempt ran out of device memory (here: its judge, made to say so)
+    is evaluated again with the whole budget to itself; its rows are the second attempt's and say why."""
+    from dataclasses import replace
+
+    from mkbench.engine import lane as lane_mod
+    from mkbench.engine.observation import AbnormalEnd
+    real_init, real_eval, real_hold = device_mod.Device.__init__, lane_mod.Lane.evaluate, device_mod.MemoryBudget.hold
+    budgets, attempts, holds = [], [], []
+
+    def with_budget(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        self.memory = device_mod.MemoryBudget(64 * GIB)
+        budgets.append(self.memory)
+
+    def evaluate(self, unit, *args, **kwargs):
+        obs = real_eval(self, unit, *args, **kwargs)
+        attempts.append(unit.method)
+        if unit.method == "reference" and attempts.count("reference") == 1:
+            obs = replace(obs, abnormal=AbnormalEnd("error", "correctness", None,
+                                                    "the judge failed: CUDA out of memory. Tried to allocate 9 GiB"))
+        return obs
+
+    def hold(self, need, *args, **kwargs):
+        holds.append(need)
+        return real_hold(self, need, *args, **kwargs)
+    monkeypatch.setattr(device_mod.Device, "__init__", with_budget)
+    monkeypatch.setattr(lane_mod.Lane, "evaluate", evaluate)
+    monkeypatch.setattr(device_mod.MemoryBudget, "hold", hold)
+    store = tmp_path / "s.sqlite"
+    code, out, err = cli("run", "--task", "gelu", "--baselines", "eager", "--seeds", "1", "--shape-role", "small",
+                         "--dtype", "float32", "--time-budget-ms", "5", "--store", store, "--no-progress")
+    assert code == 0, err
+    assert sorted(attempts) == ["eager", "reference", "reference"]
+    assert holds.count(64 * GIB) == 1 and len(holds) == 3  # the second attempt held the whole budget
+    rows = [r for r in Store(store).results() if r["verdict"] != "skipped"]
+    assert {r["verdict"] for r in rows} == {"correct"}
+    retried = {r["method"]: r["extra"].get("memory_retry") for r in rows}
+    assert retried["eager"] is None and retried["reference"].startswith("the judge failed: CUDA out of memory")
+    assert [b.used for b in budgets] == [0]

@@ -34,6 +34,16 @@ def fraction(text: str) -> float:
     return value
 
 
+def between(low: float, high: float):
+    """A number in (low, high]: e.g. a share of the device's memory that may exceed it, within reason."""
+    def parse(text: str) -> float:
+        value = positive(text)
+        if not low < value <= high:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be above {low:g} and at most {high:g}")
+        return value
+    return parse
+
+
 def count(low: int, high: int):
     def parse(text: str) -> int:
         try:

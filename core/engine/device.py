@@ -18,6 +18,7 @@ import itertools
 import threading
 import time
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -344,7 +345,8 @@ def footprint(unit) -> int:
 class Device:
     def __init__(self, kind: str, index: int | None, lanes: int, env: dict[str, str],
                  modules: tuple[str, ...] = (), memory_bytes: int | None = None, timing_batch: int | None = None,
-                 timing_queue: int | None = None, timing_gather_s: float | None = None):
+                 timing_queue: int | None = None, timing_gather_s: float | None = None,
+                 memory_share: float | None = None):
         self.kind, self.index = kind, index
         self.name = kind if index is None else f"{kind}:{index}"
         self.env = dict(env)
@@ -352,7 +354,8 @@ class Device:
             self.env["CUDA_VISIBLE_DEVICES"] = str(index)
         self._lock = PhasedLock(timing_batch or default_timing_batch(max(lanes, 1)),
                                 DEFAULT_GATHER_S if timing_gather_s is None else timing_gather_s)
-        self.memory = MemoryBudget(int(MEMORY_SHARE * memory_bytes) if memory_bytes else None)
+        share = MEMORY_SHARE if memory_share is None else memory_share
+        self.memory = MemoryBudget(int(share * memory_bytes) if memory_bytes else None)
         self.lanes = [Lane(self, i, self.env, modules) for i in range(max(lanes, 1))]
         self.timing_queue = default_timing_queue(len(self.lanes)) if timing_queue is None else max(timing_queue, 0)
         self.slots = len(self.lanes) + self.timing_queue  # units in flight at once
@@ -385,15 +388,14 @@ class Device:
                 lane.state = "idle"
 
             need = footprint(unit)
-            judge_part = min(shares(unit)[1], need, self.memory.capacity or need)  # of the share held
-
-            def room(away=nullcontext):
-                return self.memory.hold(need, away, self._pool.wanted)
-
-            obs = lane.evaluate(unit, settings, log_path, env, room=room, lease=lease,
-                                lend_judge=lambda: self.memory.lend(judge_part))
-            if self.memory.capacity is not None and obs.steps is not None:
-                obs = obs.with_memory(planned=min(need, self.memory.capacity))
+            obs = self._attempt(unit, settings, log_path, env, lease, need)
+            ran_out = obs.out_of_memory if self.memory.capacity is not None else None
+            if ran_out is not None:
+                # The plan is an estimate and peaks add up when they coincide: the unit is run again
+                # with the whole budget to itself, so that running out of memory beside other units
+                # never becomes a candidate's verdict (or the judge's error). The row says why.
+                obs = replace(self._attempt(unit, settings, log_path, env, lease, self.memory.capacity),
+                              retried=ran_out[:500])
             if prewarm is not None:
                 obs = obs.with_step("prewarm", prewarm.pop("compile_ahead"))  # lane time
                 obs = obs.with_steps(prewarm)
@@ -409,6 +411,20 @@ class Device:
                                                     f"{exc}\n{traceback.format_exc()[-1500:]}"))
         finally:
             lease.release()
+
+    def _attempt(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str], lease: Lease,
+                 need: int) -> Observation:
+        """One evaluation of ``unit`` on the lane ``lease`` holds, with ``need`` bytes of the budget."""
+        judge_part = min(shares(unit)[1], need, self.memory.capacity or need)  # of the share held
+
+        def room(away=nullcontext):
+            return self.memory.hold(need, away, self._pool.wanted)
+
+        obs = lease.lane.evaluate(unit, settings, log_path, env, room=room, lease=lease,
+                                  lend_judge=lambda: self.memory.lend(judge_part))
+        if self.memory.capacity is not None and obs.steps is not None:
+            obs = obs.with_memory(planned=min(need, self.memory.capacity))
+        return obs
 
     def timing_phases(self) -> dict[str, float]:
         """The timing phases so far: how many, seconds spent draining the checks in flight, seconds held."""

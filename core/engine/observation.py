@@ -12,6 +12,7 @@ a "correct" that means "let the rules decide". Verdicts are decided in :mod:`.ro
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Mapping
@@ -19,6 +20,8 @@ from typing import Any, Mapping
 from ..verdicts import Verdict
 
 Combo = tuple[str, str]  # (shape, dtype)
+#: how torch (OutOfMemoryError), CuPy and the CUDA runtime say a device allocation failed
+OUT_OF_MEMORY = re.compile(r"out of memory|OutOfMemoryError|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY")
 #: a worker's device-trace summary (see :func:`mkbench.trace.analyze`), as the worker sent it, with
 #: ``alone`` set by the orchestrator
 TraceSummary = Mapping[str, Any]
@@ -131,6 +134,18 @@ class Observation:
     # device memory, bytes: ``planned`` (the budget's share for the unit), ``judge_peak`` (the judges'
     # allocator, trusted), ``worker_peak`` (the worker's allocator, as the worker said)
     memory: Mapping[str, int] | None = None
+    # the first attempt's out-of-memory message, where the unit was run again with the device's
+    # memory budget to itself (:meth:`.device.Device.evaluate`)
+    retried: str | None = None
+
+    @property
+    def out_of_memory(self) -> str | None:
+        """The first message of this unit that says the device ran out of memory (the candidate's,
+        its timing's or the judge's), or None."""
+        messages = [self.abnormal.message if self.abnormal else None]
+        for c in self.combos.values():
+            messages += [c.check.message if c.check else None, c.timing.error, c.judge_note]
+        return next((m for m in messages if m and OUT_OF_MEMORY.search(m)), None)
 
     def with_step(self, name: str, seconds: float) -> Observation:
         """The same observation, with one more step's seconds (added outside the lane: prewarm)."""

@@ -28,11 +28,13 @@ from .settings import EvalSettings
 class _DeviceActor:
     def __init__(self, kind: str, lanes: int, env: dict, modules: tuple, memory_bytes: int | None, label: str,
                  timing_batch: int | None = None, timing_queue: int | None = None,
-                 timing_gather_s: float | None = None, server_env: dict | None = None):
+                 timing_gather_s: float | None = None, server_env: dict | None = None,
+                 memory_share: float | None = None):
         from . import procs
         from .device import Device
         procs.context(modules, {"TRITON_INTERPRET": "1" if kind == "cpu" else "0", **(server_env or {})})
-        self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch, timing_queue, timing_gather_s)
+        self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch, timing_queue, timing_gather_s,
+                             memory_share)
         self.device.name = label
 
     def evaluate(self, unit: Unit, settings: EvalSettings, log_path, env: dict) -> Observation:
@@ -78,7 +80,8 @@ class RayExecutor:
         # a call per unit in flight (its lanes' and those waiting to be timed without one), and the state calls
         actor = ray.remote(num_cpus=1, max_concurrency=lanes + queue + 2, **resources)(_DeviceActor)
         self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}", options.timing_batch,
-                                    options.timing_queue, options.timing_gather_s, server_env) for i in range(count)]
+                                    options.timing_queue, options.timing_gather_s, server_env,
+                                    getattr(options, "memory_share", None)) for i in range(count)]
         self.load = [0] * count
         self._actor_of: dict = {}
         self._states: list[str] = []

@@ -173,6 +173,8 @@ def _clock(rows: dict, obs: Observation) -> None:
         r["extra"]["unit_seconds"] = dict(obs.seconds, steps=dict(obs.steps) if obs.steps is not None else None)
         if obs.memory:
             r["extra"]["unit_memory"] = dict(obs.memory)
+        if obs.retried:
+            r["extra"]["memory_retry"] = obs.retried  # ran out of memory beside other units: run again alone
 
 
 def _answered(check: Check) -> Verdict:

@@ -61,6 +61,7 @@ class RunOptions:
     timing_batch: int | None = None  # units per exclusive timing phase (default: device.default_timing_batch)
     timing_queue: int | None = None  # units waiting to be timed without a lane (default: device.default_timing_queue)
     timing_gather_s: float | None = None  # a timing phase's gathering time (default: device.DEFAULT_GATHER_S)
+    memory_share: float | None = None  # of a GPU's memory the units' plans may take (default: device.MEMORY_SHARE)
     gpus: str = "0"              # "all" or "0,1,..."
     worker_memory_mb: int | None = None  # RLIMIT_DATA of each candidate worker (None: no cap)
     executor: str = "local"      # or "ray"
@@ -261,6 +262,7 @@ class Runner:
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
         env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "timing_batch": opt.timing_batch,
                          "timing_queue": opt.timing_queue, "timing_gather_s": opt.timing_gather_s,
+                         "memory_share": opt.memory_share,
                          "gpus": opt.gpus, "workers": opt.workers, "compile_workers": opt.compile_workers,
                          "worker_memory_mb": opt.worker_memory_mb, "untimed_wait": opt.untimed_wait,
                          "confinement": self.confinement()}
@@ -299,8 +301,8 @@ class Runner:
                 raise BadInput(f"--gpus {self.opt.gpus}: this machine has {count} GPU(s) (0..{count - 1})")
         lanes = self.opt.lanes or default_lanes(cores)
         env = {"TRITON_INTERPRET": "0", UNTIMED_WAIT_ENV: self.opt.untimed_wait}
-        return [Device("cuda", i, lanes, env, modules, probe.get("memory_bytes"),
-                       self.opt.timing_batch, self.opt.timing_queue, self.opt.timing_gather_s) for i in indices]
+        return [Device("cuda", i, lanes, env, modules, probe.get("memory_bytes"), self.opt.timing_batch,
+                       self.opt.timing_queue, self.opt.timing_gather_s, self.opt.memory_share) for i in indices]
 
     def _jit_cache_env(self) -> dict[str, str]:
         """Where the JIT toolchains cache compiled artifacts, beside the store: keyed by source,
