@@ -37,11 +37,13 @@ class Judgement:
     note: str = ""  # how the verdict was reached, where it differs from the contract's description
     #: what the verdict did not rest on but a reader should see (outputs moved between devices to be compared)
     warning: str = ""
+    #: the reference's answer, where every element of every output is one value (:func:`constant_answer`)
+    constant: str = ""
 
     def as_dict(self) -> dict:
         return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err,
                 "max_rel_err": self.max_rel_err,
-                "note": self.note, "warning": self.warning}
+                "note": self.note, "warning": self.warning, "constant": self.constant}
 
 
 KEEP_RESERVED_BYTES = 4 * 2**30  # what a judge's allocator may keep between checks (freeing costs re-allocating)
@@ -169,7 +171,9 @@ class Judge:
             return Judgement(False, f"re-running the candidate for the contract failed: {exc}")
         if self.device == "cuda":
             torch.cuda.synchronize()
-        return Judgement(bool(res.ok), res.message, res.max_abs_err, res.max_rel_err, cache.get("note", ""), warning)
+        constant = constant_answer(cache["ref"]) if "ref" in cache else ""
+        return Judgement(bool(res.ok), res.message, res.max_abs_err, res.max_rel_err, cache.get("note", ""), warning,
+                         constant)
 
     def _reference(self, task: Task, pristine: tuple, precision: torch.dtype | None,
                    dtype_name: str) -> tuple[tuple, str]:
@@ -188,6 +192,22 @@ class Judge:
                 torch.cuda.empty_cache()
             out = normalize(task.reference(*clone_args(pristine)))
         return out, f"reference computed at {dtype_name}: at {str(precision).removeprefix('torch.')} it raised {reason}"
+
+
+def constant_answer(outputs: tuple) -> str:
+    """``"0"`` (say) where every element of every output is that one value, else ``""``. An imported task
+    can compute nothing its answer depends on: KernelBench's level-2 problem 83 takes a minimum with 0
+    and clamps to [0, 1], so its answer is all zeros whatever the input, and a candidate that returns
+    zeros without the convolution is right and faster than the convolution's roofline floor allows."""
+    values = set()
+    for o in outputs:
+        if not isinstance(o, torch.Tensor) or o.numel() < 2 or o.is_complex():
+            return ""
+        low, high = torch.aminmax(o.detach().reshape(-1).to(torch.float64) if o.dtype == torch.bool else o.detach())
+        if not bool(low == high):  # NaN never equals itself: not constant
+            return ""
+        values.add(repr(low.item()))
+    return ", ".join(sorted(values))
 
 
 def _structure_of(task: Task, pristine: tuple) -> tuple:

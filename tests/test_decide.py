@@ -2,6 +2,7 @@
 The verdicts here are the integrity rules' (mkbench.integrity) over typed observations."""
 
 import pickle
+from dataclasses import replace
 from types import SimpleNamespace
 
 from mkbench.engine.observation import (
@@ -148,3 +149,20 @@ def test_tampering_at_import_is_hack_on_every_row_and_nothing_else_counts():
                "Event.elapsed_time" for r in rows)
     assert all((r.correct_status, r.perf_status) == ("not_run", "not_run") for r in rows)
     assert all(r.extra["unit_seconds"]["steps"] == {"fork": 0.01} for r in rows)
+
+
+def test_a_constant_reference_answer_needs_no_roofline_floor():
+    """Faster than the roofline floor is a hack where the task's counted work must be done; where the
+    reference answered one value in every element for each seed's inputs (KernelBench level 2 problem
+    83 is all zeros), a candidate that writes that value without the work is right, not cheating."""
+    unit = _unit()
+    unit.hw = SimpleNamespace(device="cuda", peak_tflops={"fp32": 60.0}, memory_bandwidth_gbs=3000.0)
+    unit.task.flops, unit.task.bytes = (lambda s: 6e11), (lambda s, d: 1e9)  # floors of 10 ms and 333 us
+    stats = {"median_us": 1.3, "iqr_us": 0.1, "mean_us": 1.3, "stderr_us": 0.0, "min_us": 1.2, "n": 20,
+             "timer": "cuda_event", "interpreted": False}
+    fast = ComboObservation(check=CLEAN.check, launches=1, trace=CLEAN.trace, timing=Timing(stats=stats))
+    said = "the reference's answer is 0.0 in every element, for each of 2 seeds' inputs"
+    rows = decide(_obs(fast, replace(fast, constant_reference=said)), Policy(), unit)
+    assert rows[0].verdict == Verdict.HACK and "under the roofline floor of 10000.0 us" in rows[0].error
+    assert rows[1].verdict == Verdict.CORRECT and rows[1].extra["constant_reference"] == said
+    assert rows[1].measures["time_median_us"] == 1.3

@@ -72,3 +72,17 @@ def test_harness_outputs_on_another_device_are_compared_by_value():
     (x,) = generate(task, shape, "float32", 3, "cuda")
     assert judge.check(task, shape, "float32", 3, ((x * 2).contiguous(),)).ok  # on the GPU, reference on the host
     assert not judge.check(task, shape, "float32", 3, ((x * 3).contiguous(),)).ok
+
+
+def test_a_constant_answer_is_named_and_anything_else_is_not():
+    import torch
+
+    from mkbench.judge import constant_answer
+    assert constant_answer((torch.zeros(4, 5),)) == "0.0"
+    assert constant_answer((torch.zeros(3), torch.ones(2, dtype=torch.bfloat16))) == "0.0, 1.0"
+    assert constant_answer((torch.full((3,), 7, dtype=torch.int32),)) == "7"
+    assert constant_answer((torch.ones(3, dtype=torch.bool),)) == "1.0"
+    assert constant_answer((torch.zeros(3), torch.arange(3.0))) == ""  # one output varies
+    assert constant_answer((torch.full((3,), float("nan")),)) == ""    # NaN is never one value
+    assert constant_answer((torch.zeros(1),)) == ""                      # one element says nothing
+    assert constant_answer((torch.randn(100),)) == ""

@@ -50,3 +50,32 @@ def test_a_corpus_judged_against_imported_tasks_is_missing_only_what_it_lacks_of
     run2 = Store(store_path).runs()[-1].id
     assert {(r["task"], r["verdict"]) for r in Store(store_path).results([run2]) if r["verdict"] != "skipped"} == {
         ("imp_gelu", "correct"), ("elu", "missing")}
+
+
+def test_a_task_whose_reference_answers_one_value_says_so_on_its_rows(cli, store_path, tmp_path):
+    """KernelBench level 2 problem 83's answer is all zeros whatever its input (a minimum with 0, then a
+    clamp to [0, 1]). Judged on two seeds' inputs, each row says the reference's answer was one value,
+    which lifts the roofline floor on a GPU (a candidate writing zeros is right and needs no work)."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    tasks, sol = tmp_path / "tasks" / "activation", tmp_path / "sol" / "activation"
+    tasks.mkdir(parents=True)
+    sol.mkdir(parents=True)
+    source = (root / "tasks/activation/gelu.py").read_text()
+    assert "    return torch.nn.functional.gelu(x)\n" in source
+    zeros = "    return torch.clamp(torch.minimum(x, torch.zeros_like(x)), 0, 1)\n"
+    (tasks / "min_clamp.py").write_text(source.replace('name="gelu"', 'name="min_clamp"').replace(
+        "    return torch.nn.functional.gelu(x)\n", zeros))
+    (sol / "min_clamp.py").write_text("import torch\n\n\ndef kernel_function(x):\n    return torch.zeros_like(x)\n")
+    code, out, err = cli("run", "--tasks-dir", tmp_path / "tasks", "--solutions", tmp_path / "sol", "--method", "zeros",
+                         "--no-timing", "--baselines", "none", "--seeds", "2", "--shape-role", "small",
+                         "--dtype", "float32", "--no-progress", "--store", store_path)
+    assert code == 0, err
+    (row,) = [r for r in Store(store_path).results() if r["verdict"] != "skipped"]
+    assert row["extra"]["constant_reference"] == ("the reference's answer is 0.0 in every element, "
+                                                  "for each of 2 seeds' inputs")
+    gelu = tmp_path / "g.sqlite"
+    code, out, err = cli("run", "--task", "gelu", "--no-timing", "--baselines", "none", "--seeds", "2",
+                         "--shape-role", "small", "--dtype", "float32", "--no-progress", "--store", gelu)
+    assert code == 0, err
+    assert all("constant_reference" not in r["extra"] for r in Store(gelu).results())

@@ -94,6 +94,9 @@ class ComboObservation:
     backend_violation: str | None = None    # the backend's runtime check, at any step
     judge_note: str | None = None           # what the judge said beside its verdict
     judge_warning: str | None = None        # what the judge saw and the verdict does not count (devices moved)
+    # the reference's answer was one value in every element for every seed's inputs: the work the task
+    # counts is not needed to answer it (a degenerate imported task), so no roofline floor applies
+    constant_reference: str | None = None
     decoy: Decoy | None = None
     timing: Timing = field(default_factory=Timing)
     after: AfterTiming = field(default_factory=AfterTiming)

@@ -75,6 +75,7 @@ def correctness(run: UnitRun) -> list[Combo]:
         run.say(f"check {unit.task.name} {shape}/{dtype}")
         rec.note(shape, dtype)
         status, message, errs = CheckStatus.CORRECT, "", (0.0, 0.0)
+        constants = []  # the reference's one value per seed, where its answer was all one value
         for k in range(settings.seeds):
             seed = seed_for(settings.run_seed, unit.task.name, shape, dtype, k)
             with shared(run):
@@ -97,6 +98,7 @@ def correctness(run: UnitRun) -> list[Combo]:
                 rec.note(shape, dtype, judge_note=verdict["note"])
             if verdict.get("warning"):
                 rec.note(shape, dtype, judge_warning=verdict["warning"])
+            constants.append(verdict.get("constant") or "")
             if not verdict["ok"]:
                 status, message = CheckStatus.INCORRECT, f"seed {k}: {verdict['message']}"
                 errs = (verdict.get("max_abs_err"), verdict.get("max_rel_err"))
@@ -104,6 +106,9 @@ def correctness(run: UnitRun) -> list[Combo]:
             errs = (max(errs[0] or 0.0, verdict.get("max_abs_err") or 0.0),
                     max(errs[1] or 0.0, verdict.get("max_rel_err") or 0.0))
         rec.note(shape, dtype, check=Check(status, message, errs[0], errs[1]))
+        if len(constants) >= 2 and constants[0] and len(set(constants)) == 1:
+            rec.note(shape, dtype, constant_reference=f"the reference's answer is {constants[0]} in every element, "
+                                                      f"for each of {len(constants)} seeds' inputs")
         if status == CheckStatus.COMPILE_ERROR:
             break
         if status.goes_on:
