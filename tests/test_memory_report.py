@@ -48,6 +48,22 @@ def test_the_table_sets_allocator_peaks_against_the_plan_less_contexts():
     assert not any("b m" in line for line in lines if line.startswith("most unused"))
 
 
+def test_units_whose_tasks_count_no_bytes_are_a_group_without_ratios():
+    """An imported task with no byte count is planned on the contexts alone: set against a plan of
+    nothing, a CUDA-L1 level-3 model read 1.8e9x over plan and took every over-plan line."""
+    rows = [_row("kb_l3_30", "cuda-l1", False, CONTEXT_BYTES, judge=GIB + GIB // 5, worker=GIB // 2),
+            _row("kb_l3_29", "eager", True, CONTEXT_BYTES, judge=GIB, worker=GIB // 2),
+            _row("b", "m", False, CONTEXT_BYTES + 2 * GIB, judge=2 * GIB, worker=1 * GIB)]
+    headers, table = memory_table(unit_memory(rows))
+    by = {r[0]: dict(zip(headers, r)) for r in table}
+    assert by["candidates"]["count"] == 1 and by["candidates"]["max"] == 1.5 and "baselines" not in by
+    none = by["no byte count (contexts only)"]
+    assert none["count"] == 2 and none["allocators' peak GiB"] == 3.2 and none["max"] == "-"
+    lines = extremes(unit_memory(rows))
+    assert [x.split(":")[0] for x in lines] == ["over plan", "no byte count, the largest"]
+    assert "kb_l3_30 cuda-l1: judge 1.2 + worker 0.5 GiB" in lines[-1]
+
+
 def test_a_units_judge_peak_is_the_largest_of_its_releases():
     rec = Recorder()
     rec.peak("judge_peak", None)
