@@ -406,39 +406,3 @@ def test_a_unit_that_stops_waiting_for_memory_leaves_the_line():
     with budget.hold(30):  # nobody is in line before it
         assert budget.used == 30
 
-
-def test_a_share_lent_back_admits_others_and_is_taken_back_without_waiting():
-    """A unit waiting to be timed lends its judge's part: a waiting unit gets in meanwhile, and the
-    part comes back at once, over the capacity, which then admits nobody until it is under again."""
-    budget, admitted = MemoryBudget(100), threading.Event()
-    timed = budget.hold(100)
-    timed.__enter__()
-
-    def waiting():
-        with budget.hold(60):
-            admitted.set()
-            time.sleep(0.3)
-
-    th = threading.Thread(target=waiting, daemon=True)
-    th.start()
-    time.sleep(0.1)
-    assert not admitted.is_set()
-    with budget.lend(60):
-        assert admitted.wait(5) and budget.used == 100
-    assert budget.used == 160  # taken back at once, over the capacity
-    late = threading.Event()
-
-    def later():
-        with budget.hold(10):
-            late.set()
-
-    th2 = threading.Thread(target=later, daemon=True)
-    th2.start()
-    time.sleep(0.1)
-    assert not late.is_set()  # 160 of 100: nothing new
-    th.join(5)  # the 60 leaves: 100 of 100, still no room for 10
-    assert budget.used == 100 and not late.is_set()
-    timed.__exit__(None, None, None)
-    assert late.wait(5)
-    th2.join(5)
-    assert budget.used == 0

@@ -4,14 +4,11 @@ table is checked on rows written as a GPU run writes them."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from mkbench.engine import device as device_mod
 from mkbench.engine.device import CONTEXT_BYTES
 from mkbench.engine.memory_report import extremes, memory_table, unit_memory
 from mkbench.engine.observation import Recorder
 from mkbench.judge import peak_reserved
-from mkbench.plugins import build_registry
 from mkbench.store import Store
 
 GIB = 1 << 30
@@ -98,35 +95,6 @@ def test_a_run_with_a_memory_budget_records_each_units_plan(tmp_path, cli, monke
     assert unit_memory(rows) == []  # no peak on the CPU: nothing to set against the plan
     code, out, err = cli("analyze", "engine", "--store", store)
     assert code == 0 and "Device memory" not in out
-
-
-def test_a_unit_timed_without_its_lane_lends_its_judges_part_of_the_budget(tmp_path, cli, monkeypatch):
-    """On a budget (as a GPU's lanes have one), every timed unit lends its judge's part of its share
-    while it waits for its timing hold without a lane, and the budget is whole again at the end."""
-    budgets, lent = [], []
-    real_init, real_lend = device_mod.Device.__init__, device_mod.MemoryBudget.lend
-
-    def with_budget(self, *args, **kwargs):
-        real_init(self, *args, **kwargs)
-        self.memory = device_mod.MemoryBudget(64 * GIB)
-        budgets.append(self.memory)
-
-    def lend(self, part):
-        lent.append(part)
-        return real_lend(self, part)
-    monkeypatch.setattr(device_mod.Device, "__init__", with_budget)
-    monkeypatch.setattr(device_mod.MemoryBudget, "lend", lend)
-    store = tmp_path / "s.sqlite"
-    code, out, err = cli("run", "--task", "gelu", "--baselines", "eager", "--seeds", "1", "--shape-role", "small",
-                         "--dtype", "float32", "--time-budget-ms", "5", "--store", store, "--no-progress")
-    assert code == 0, err
-    rows = [r for r in Store(store).results() if r["verdict"] == "correct"]
-    assert {r["method"] for r in rows} == {"reference", "eager"} and all(r["time_median_us"] for r in rows)
-    task = next(t for t in build_registry().select_tasks(["gelu"]))
-    judge = device_mod.shares(SimpleNamespace(task=task, combos=[(s.name, "float32") for s in task.shapes
-                                                                  if s.role == "small"]))[1]
-    assert len(lent) == 2 and set(lent) == {judge} and judge > 0  # each unit's judge part, once
-    assert [b.used for b in budgets] == [0]
 
 
 def test_out_of_memory_is_read_from_the_candidate_the_timing_and_the_judge():

@@ -277,29 +277,6 @@ class MemoryBudget:
                 self.used -= need
                 self._cond.notify_all()
 
-    @contextmanager
-    def lend(self, part: int):
-        """Give ``part`` of a share held by :meth:`hold` back for the block, and take it back after
-        without waiting, over the capacity if need be: no unit is admitted until the budget is under
-        it again. A unit waiting for its timing hold lends its judge's part (its lane's judge let go
-        of its inputs as it left, :meth:`Lease.away`) and takes it back to have its timed answers
-        judged: that short check never waits, so a unit back from timing cannot wait for memory
-        that units waiting for a lane hold. On an H200 main job units waited for memory 44% of their
-        time while the device's memory in use had a median of 57 GB of the 113 GB planned: the
-        units waiting to be timed (15 s each, without a lane) held their judges' parts unused
-        (``reports/2026-11-27-main-job-memory``)."""
-        if self.capacity is None or part <= 0:
-            yield
-            return
-        with self._cond:
-            self.used -= part
-            self._cond.notify_all()
-        try:
-            yield
-        finally:
-            with self._cond:
-                self.used += part
-
 
 def task_bytes(task, shape, dtype) -> int:
     """The bytes a combination's footprint scales: the task's ``bytes`` (the roofline's traffic), or
@@ -312,12 +289,12 @@ def task_bytes(task, shape, dtype) -> int:
     return int(max(counted, resident(shape, dtype)) if resident is not None else counted)
 
 
-def shares(unit) -> tuple[int, int]:
-    """The device memory a unit may hold at once, as (the worker's share, the judge's). The worker's:
-    ``FOOTPRINT_FACTOR`` x the largest combination's bytes (inputs, outputs, the timing pool, the
-    poison block). The judge's: ``JUDGE_FACTOR`` x the same bytes at the precision the contract
-    computes the reference in (a float64 reference of a bfloat16 task is four times its size; judges
-    went out of memory on an H200 while only the worker's share was counted). The bytes are
+def footprint(unit) -> int:
+    """Device memory a unit may hold at once: the worker's share (``FOOTPRINT_FACTOR`` x the largest
+    combination's bytes: inputs, outputs, the timing pool, the poison block) and the judge's
+    (``JUDGE_FACTOR`` x the same bytes at the precision the contract computes the reference in: a
+    float64 reference of a bfloat16 task is four times its size; judges went out of memory on an
+    H200 while only the worker's share was counted), and the two CUDA contexts. The bytes are
     :func:`task_bytes`. What a judge keeps between checks (at most ``judge.KEEP_RESERVED_BYTES``, of
     its own unit's allocations) goes on its unit's share: the lane empties it (``release``) before that
     share is given back, and before the lane passes to another unit while this one waits for its
@@ -333,13 +310,7 @@ def shares(unit) -> tuple[int, int]:
             judge = max(judge, task_bytes(unit.task, shape, upcast))
         except Exception:  # a task whose byte count fails is admitted on the context cost alone
             pass
-    return FOOTPRINT_FACTOR * worker, JUDGE_FACTOR * judge
-
-
-def footprint(unit) -> int:
-    """A unit's share of the memory budget: the worker's and the judge's (:func:`shares`) and the two
-    CUDA contexts."""
-    return sum(shares(unit)) + CONTEXT_BYTES
+    return FOOTPRINT_FACTOR * worker + JUDGE_FACTOR * judge + CONTEXT_BYTES
 
 
 class Device:
@@ -415,13 +386,10 @@ class Device:
     def _attempt(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str], lease: Lease,
                  need: int) -> Observation:
         """One evaluation of ``unit`` on the lane ``lease`` holds, with ``need`` bytes of the budget."""
-        judge_part = min(shares(unit)[1], need, self.memory.capacity or need)  # of the share held
-
         def room(away=nullcontext):
             return self.memory.hold(need, away, self._pool.wanted)
 
-        obs = lease.lane.evaluate(unit, settings, log_path, env, room=room, lease=lease,
-                                  lend_judge=lambda: self.memory.lend(judge_part))
+        obs = lease.lane.evaluate(unit, settings, log_path, env, room=room, lease=lease)
         if self.memory.capacity is not None and obs.steps is not None:
             obs = obs.with_memory(planned=min(need, self.memory.capacity))
         return obs

@@ -53,15 +53,13 @@ class Lane:
 
     # --- one unit ----------------------------------------------------------------------------
     def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str],
-                 room: Callable[..., AbstractContextManager] = nullcontext, lease=None,
-                 lend_judge: Callable[[], AbstractContextManager] = nullcontext) -> Observation:
+                 room: Callable[..., AbstractContextManager] = nullcontext, lease=None) -> Observation:
         """``room(away)`` holds the unit's share of the device's memory: taken after the compile (host
         work: nvcc, imports, the profiler's start-up), given back after the worker has exited and the
         judge has let go of the unit's inputs. With a ``lease`` (:class:`.device.Lease`, holding this
         lane) the unit gives the lane up (``away()``) while it waits for that room if a unit back from
         timing needs a lane, and while it waits for and takes its timing hold; it ends on whichever
-        lane it took back. While it is away to be timed, ``lend_judge()`` gives its judge's part of
-        the room back (:meth:`.device.MemoryBudget.lend`)."""
+        lane it took back."""
         def here() -> Lane:
             return lease.lane if lease is not None and lease.lane is not None else self
 
@@ -113,7 +111,7 @@ class Lane:
                 w.enter("correctness")
                 run = steps.UnitRun(unit, settings, self.device, w, here().judge, rec, say)
                 if lease is not None:
-                    run.away = lambda: _away(lease, run, settings.limits.start, judge_peak, lend_judge)
+                    run.away = lambda: _away(lease, run, settings.limits.start, judge_peak)
                 passed = steps.correctness(run)
                 if settings.time_roles:
                     passed = [(sh, dt) for sh, dt in passed if unit.task.shape(sh).role in settings.time_roles]
@@ -178,12 +176,9 @@ def _worker_peak(w: WorkerSession) -> int | None:
 
 
 @contextmanager
-def _away(lease, run: steps.UnitRun, judge_timeout: float, judge_peak,
-          lend_judge: Callable[[], AbstractContextManager] = nullcontext) -> Iterator[None]:
-    """The unit without a lane while it waits for and takes its timing hold, its judge's part of the
-    memory lent (the judge let go of its inputs as the lane went); afterwards its checks use the judge
-    of the lane it took back."""
+def _away(lease, run: steps.UnitRun, judge_timeout: float, judge_peak) -> Iterator[None]:
+    """The unit without a lane while it waits for and takes its timing hold; afterwards its checks use
+    the judge of the lane it took back."""
     with lease.away(run.worker, judge_timeout, judge_peak):
-        with lend_judge():
-            yield
+        yield
     run.judge = lease.lane.judge
