@@ -107,6 +107,10 @@ def test_out_of_memory_is_read_from_the_candidate_the_timing_and_the_judge():
                        ).out_of_memory == "x: " + oom
     judge = "the judge failed: CUDA out of memory. Tried to allocate 18.0 GiB"
     assert Observation(abnormal=AbnormalEnd("error", "correctness", None, judge)).out_of_memory == judge
+    # the judge's fallback to the task's precision has its verdict: no retry
+    fallback = "reference computed at float32: at float64 it raised OutOfMemoryError: CUDA out of memory"
+    assert Observation(combos={("large", "float32"): ComboObservation(check=Check(CheckStatus.CORRECT),
+                                                                      judge_note=fallback)}).out_of_memory is None
     # Triton's shared-memory limit is the kernel's, not the device's: no retry
     assert Observation(combos={("large", "float32"): ComboObservation(check=Check(
         CheckStatus.COMPILE_ERROR, "out of resource: shared memory, Required: 262144"))}).out_of_memory is None

@@ -144,10 +144,12 @@ class Observation:
     @property
     def out_of_memory(self) -> str | None:
         """The first message of this unit that says the device ran out of memory (the candidate's,
-        its timing's or the judge's), or None."""
+        its timing's or the judge's), or None. A judge's note that its float64 reference did not fit
+        and it computed at the task's precision (as KernelBench does) is not one: that check has its
+        verdict, and a large model's float64 copy may fit nowhere."""
         messages = [self.abnormal.message if self.abnormal else None]
         for c in self.combos.values():
-            messages += [c.check.message if c.check else None, c.timing.error, c.judge_note]
+            messages += [c.check.message if c.check else None, c.timing.error]
         return next((m for m in messages if m and OUT_OF_MEMORY.search(m)), None)
 
     def with_step(self, name: str, seconds: float) -> Observation:
