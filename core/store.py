@@ -189,9 +189,7 @@ class Store:
                         self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
             self.db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
             self.version = SCHEMA_VERSION
-            for table in DIGESTED:  # rows from before digests: sealed as legacy, so later changes show
-                for (rowid,) in self.db.execute(f"SELECT rowid FROM {table} WHERE digest IS NULL").fetchall():
-                    self._seal(table, rowid, sd.LEGACY)
+            self._seal_legacy("WHERE digest IS NULL")  # rows from before digests: later changes show
 
     # --- digests (mkbench.store_digest) ------------------------------------------------------
     def _meta(self, key: str) -> str | None:
@@ -236,11 +234,7 @@ class Store:
                 self._key = key  # what _seal signs with
                 adopted = self.adopted() + [{"store_id": old_id, "at": now(), "host": socket.gethostname()}]
                 self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (sd.ADOPTED_KEY, json.dumps(adopted)))
-                sealed = 0
-                for table in DIGESTED:
-                    for (rowid,) in self.db.execute(f"SELECT rowid FROM {table}").fetchall():
-                        self._seal(table, rowid, sd.LEGACY)
-                        sealed += 1
+                sealed = self._seal_legacy()
             self.adopted_now = (f"adopted results store {self.path}: its key (store id {old_id}) is not on this "
                                 f"machine; its {sealed} earlier record(s) now read as unverified, later changes show")
         except BaseException:
@@ -255,6 +249,16 @@ class Store:
             return json.loads(self._meta(sd.ADOPTED_KEY) or "[]")
         except ValueError:
             return [{"store_id": "?", "at": "?", "host": "?"}]
+
+    def _seal_legacy(self, where: str = "") -> int:
+        """Seal every record of the digested tables (those ``where`` selects) as ``legacy``: unverified,
+        yet any later change shows. How many were sealed."""
+        sealed = 0
+        for table in DIGESTED:
+            for (rowid,) in self.db.execute(f"SELECT rowid FROM {table} {where}").fetchall():
+                self._seal(table, rowid, sd.LEGACY)
+                sealed += 1
+        return sealed
 
     def _seal(self, table: str, rowid: int, prefix: str = sd.SEALED) -> None:
         """Write the digest of row ``rowid`` of ``table`` as it now reads back."""
