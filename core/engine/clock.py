@@ -22,8 +22,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+#: the step spent waiting for room in the device's memory budget (said apart on the engine line)
+WAIT_MEMORY = "wait_memory"
 #: steps spent waiting for another lane (device locks, the memory budget, a free lane after timing), not working
-WAIT_STEPS = ("wait_shared", "wait_exclusive", "wait_memory", "wait_lane")
+WAIT_STEPS = ("wait_shared", "wait_exclusive", WAIT_MEMORY, "wait_lane")
 #: a unit's seconds without a lane (waiting for its timing hold and taking it, see device.Lease): its
 #: lane worked for other units meanwhile, so these are not lane time (they overlap the steps above)
 WITHOUT_LANE = "without_lane"
@@ -86,7 +88,7 @@ def totals(clocks: list[UnitClock]) -> dict[str, float]:
     return {"units": len(clocks), "unit_seconds": busy,
             "lane_seconds": busy - sum(c.steps.get(WITHOUT_LANE, 0.0) for c in clocks),
             "wait_seconds": sum(c.steps.get(k, 0.0) for c in clocks for k in WAIT_STEPS),
-            "memory_wait_seconds": sum(c.steps.get("wait_memory", 0.0) for c in clocks),
+            "memory_wait_seconds": sum(c.steps.get(WAIT_MEMORY, 0.0) for c in clocks),
             "trace_seconds": sum(c.steps.get(k, 0.0) for c in clocks for k in TRACE_STEPS),
             "trace_overhead_seconds": sum(c.steps.get(TRACE_OVERHEAD, 0.0) for c in clocks)}
 

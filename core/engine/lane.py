@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from . import compile_ahead, steps
-from .clock import CPU_WORKER
+from .clock import CPU_WORKER, WAIT_MEMORY
 from .judge_client import JudgeClient
 from .observation import AbnormalEnd, Compiled, Observation, Recorder
 from .procs import Child, Died, Timeout, log_tail
@@ -99,7 +99,7 @@ class Lane:
                     t = time.monotonic()
                     w.expect({"op": "warm"}, settings.limits.start, "warm")
                     w.add("warm", time.monotonic() - t)  # the profiler's start, within the compile stage
-                w.enter("wait_memory")
+                w.enter(WAIT_MEMORY)
                 self.state = f"wait for memory {unit.task.name}"
                 # it waits for the room on its lane, unless a unit back from timing needs the lane
                 away = (lambda: lease.away(w, settings.limits.start, judge_peak)) if lease is not None else nullcontext
@@ -107,7 +107,7 @@ class Lane:
                 holding.enter_context(room(away))
                 lane_wait = w.clock.get("wait_lane", 0.0) - lane_wait  # on the clock already, as wait_lane
                 # another lane's doing: not on the unit limit
-                w.waited_for("wait_memory", time.monotonic() - w.t - lane_wait)
+                w.waited_for(WAIT_MEMORY, time.monotonic() - w.t - lane_wait)
                 w.enter("correctness")
                 run = steps.UnitRun(unit, settings, self.device, w, here().judge, rec, say)
                 if lease is not None:
