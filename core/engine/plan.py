@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..backend import Backend
 from ..errors import BadInput
@@ -70,10 +70,11 @@ class Planner:
             if not b.is_baseline:
                 raise BadInput(f"{b.name} is not a baseline")
         units = []
+        in_suite = self._suite()
         for task in tasks:
             combos, skipped = self._combos(task, backend, hw, compile_only)
             candidate = self._candidate_unit(task, backend, hw, combos, skipped)
-            if candidate.missing and not self._in_suite(task):
+            if candidate.missing and not in_suite(task):
                 self.left_out += 1
                 continue
             candidate.compile_only = compile_only
@@ -82,20 +83,21 @@ class Planner:
             units.append(candidate)
         return units
 
-    def _in_suite(self, task: Task) -> bool:
+    def _suite(self) -> Callable[[Task], bool]:
         """Whether a task the candidates do not cover is a missing candidate of this run. A corpus judged
         against imported tasks (``--tasks-dir``: KernelBench, KernelBench-X, CUDA-L1) is missing what it
         lacks of those tasks, not mkbench's own 201: counted as missing attempts, they made a CUDA-L1
         run's rates read 342 tasks attempted for 101 candidates. A task named with ``--task`` is always
         in; so is every task where no folder was given."""
         dirs = [Path(d).resolve() for d in (getattr(self.opt, "task_dirs", None) or [])]
-        if self.opt.solutions is None or not dirs or task.name in self._named():
-            return True
-        source = Path(task.source).resolve() if task.source else None
-        return source is not None and any(source.is_relative_to(d) for d in dirs)
+        named = {n.rsplit("/", 1)[-1] for item in (self.opt.tasks or []) for n in item.split(",") if n}
 
-    def _named(self) -> set[str]:
-        return {n.rsplit("/", 1)[-1] for item in (self.opt.tasks or []) for n in item.split(",") if n}
+        def in_suite(task: Task) -> bool:
+            if self.opt.solutions is None or not dirs or task.name in named:
+                return True
+            source = Path(task.source).resolve() if task.source else None
+            return source is not None and any(source.is_relative_to(d) for d in dirs)
+        return in_suite
 
     def _baseline_unit(self, task: Task, baseline: Backend, hw: HardwareProfile, combos, skipped) -> Unit:
         """A baseline is there to be timed: with --time-role it runs only on the shapes that are
