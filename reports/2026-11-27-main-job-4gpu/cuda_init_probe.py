@@ -8,6 +8,8 @@ primary context retained and made current), or torch (import, then torch.cuda.se
 allocation, what mkbench.worker's start does). Scenarios: one process alone (three times), 4 at once
 (one per GPU), 12 at once on one GPU, 48 at once (12 per GPU: a --gpus all run's lanes), one
 process that sees every GPU; torch again under mkbench's confinement (alone, 12 on one GPU).
+`... cuda_init_probe.py alloc`: 1 GiB of device memory allocated, written, freed and the cache emptied,
+20 times per process (a judge's release per unit), alone, 12 on one GPU, 12 per GPU.
 Prints JSON: per scenario the median and max of each step and the wall.
 """
 import json
@@ -49,6 +51,26 @@ t2 = time.monotonic()
 print(json.dumps({"import_torch": t1 - t0, "cuda_init": t2 - t1, "gpus_seen": torch.cuda.device_count()}))
 """
 
+#: device memory taken from the driver and given back, as a judge does for each unit (its allocator's cache
+#: emptied at release): 1 GiB allocated, written and freed 20 times, each time with the cache emptied
+CHILD_ALLOC = r"""
+import json, time
+import torch
+torch.cuda.set_device(0)
+torch.empty(1, device="cuda")
+times = []
+for _ in range(20):
+    t = time.monotonic()
+    x = torch.empty(2**28, dtype=torch.float32, device="cuda")
+    x.fill_(1.0)
+    torch.cuda.synchronize()
+    del x
+    torch.cuda.empty_cache()
+    times.append(time.monotonic() - t)
+times.sort()
+print(json.dumps({"alloc_free_1gib_median": times[10], "alloc_free_1gib_max": times[-1]}))
+"""
+
 
 def launch(code: str, gpus: list[str | None], **extra_env: str) -> dict:
     t = time.monotonic()
@@ -80,6 +102,13 @@ def launch(code: str, gpus: list[str | None], **extra_env: str) -> dict:
 
 
 def main() -> None:
+    if sys.argv[1:] == ["alloc"]:  # device memory from the driver and back, alone to 12 per GPU
+        n = int(subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True,
+                               text=True).stdout.count("\n"))
+        gpus = [str(i) for i in range(n)]
+        print(json.dumps({"alloc": {"alone": launch(CHILD_ALLOC, ["0"]), "12_on_gpu0": launch(CHILD_ALLOC, ["0"] * 12),
+                                    "12_per_gpu": launch(CHILD_ALLOC, gpus * 12)}}, indent=1))
+        return
     n = int(subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"], capture_output=True,
                            text=True).stdout.count("\n"))
     all_gpus = [str(i) for i in range(n)]

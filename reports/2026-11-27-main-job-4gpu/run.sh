@@ -21,6 +21,8 @@ job() {  # job NAME LIMIT [env...]: one main job from a fresh store
   env "$@" timeout -s TERM "$limit" bash .ci/main --gpus all > "$out/$name.log" 2>&1
   rc=$?
   end=$(date +%s.%N)
+  # timeout returns when .ci/main's shell has gone; the run under it may still be stopping its units
+  for _ in $(seq 60); do pgrep -f "mkbench run" > /dev/null || break; sleep 1; done
   echo "exit $rc, wall $(python3 -c "print(round($end-$start,1))") s (setup included)" >> "$out/$name.log"
   { echo "## $name"; python3 -m mkbench analyze engine --store results/mkbench.sqlite; } >> "$out/engine.md" 2>&1
   python3 -c "import sqlite3; sqlite3.connect('results/mkbench.sqlite').execute('PRAGMA wal_checkpoint(TRUNCATE)')" 2>/dev/null
