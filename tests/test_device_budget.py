@@ -116,3 +116,18 @@ def test_the_memory_share_sets_the_budget_and_refuses_nonsense(cli, tmp_path):
         code, out, err = cli("run", "--task", "gelu", "--memory-share", bad, "--store", store, "--no-progress")
         assert code != 0 and "--memory-share" in err and len(err.strip().splitlines()) <= 3, err
     assert not store.exists()
+
+
+def test_default_lanes_share_one_host_among_its_gpus():
+    from mkbench.engine.device import HOST_LANES, default_lanes
+    # one GPU keeps the 12 lanes measured on 16-core hosts, however many cores
+    assert default_lanes(16) == default_lanes(16, 1) == 12
+    assert default_lanes(64, 1) == 12
+    # a 4-GPU host of 64 cores: the host's lanes shared, 4 per GPU (48 made every CUDA start queue)
+    assert default_lanes(64, 4) == HOST_LANES // 4 == 4
+    assert default_lanes(64, 2) == 8
+    assert default_lanes(128, 8) == 2
+    # never under 2 per GPU, nor more than three quarters of a small host's cores
+    assert default_lanes(2, 1) == 2
+    assert default_lanes(8, 1) == 6
+    assert default_lanes(4, 4) == 2

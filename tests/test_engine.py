@@ -406,3 +406,23 @@ def test_a_unit_that_stops_waiting_for_memory_leaves_the_line():
     with budget.hold(30):  # nobody is in line before it
         assert budget.used == 30
 
+
+
+def test_a_multi_gpu_host_shares_its_lanes_among_its_gpus(tmp_path, monkeypatch):
+    """`--gpus all` on a 64-core host with 4 GPUs: one Device per GPU, 4 lanes each (the host's 16), where
+    12 per GPU made every CUDA start and driver allocation queue; `--lanes` still says it outright."""
+    from types import SimpleNamespace
+
+    from mkbench.engine import runner as runner_mod
+    from mkbench.plugins import build_registry
+
+    monkeypatch.setattr(runner_mod.os, "cpu_count", lambda: 64)
+    hw = SimpleNamespace(device="cuda")
+    r = runner_mod.Runner(build_registry(), Store(tmp_path / "s.sqlite"), runner_mod.RunOptions(gpus="all"))
+    devices = r._devices(hw, {"device_count": 4, "memory_bytes": 80 << 30}, ())
+    assert [d.name for d in devices] == ["cuda:0", "cuda:1", "cuda:2", "cuda:3"]
+    assert [len(d.lanes) for d in devices] == [4, 4, 4, 4]
+    one = runner_mod.Runner(build_registry(), Store(tmp_path / "t.sqlite"), runner_mod.RunOptions(gpus="1"))
+    assert [len(d.lanes) for d in one._devices(hw, {"device_count": 4}, ())] == [12]
+    said = runner_mod.Runner(build_registry(), Store(tmp_path / "u.sqlite"), runner_mod.RunOptions(gpus="all", lanes=9))
+    assert [len(d.lanes) for d in said._devices(hw, {"device_count": 2}, ())] == [9, 9]

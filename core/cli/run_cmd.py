@@ -88,7 +88,8 @@ def add_parser(sub) -> None:
                         "(default: a quarter of --workers, and up to half while the host's cores are under 85%% busy)")
     p.add_argument("--lanes", type=check.count(1, 64),
                    help="correctness lanes per device "
-                        "(default: three quarters of the CPU cores per GPU, 2 to 12; the cores on a CPU)")
+                        "(default on GPUs: three quarters of the CPU cores, at most 16 for the host's GPUs together, "
+                        "2 to 12 per GPU; the cores on a CPU)")
     p.add_argument("--timing-batch", type=check.count(1, 64), metavar="N",
                    help="units gathered per exclusive timing phase of a device (default: a third of its lanes; "
                         "1 drains the device for each unit as it asks)")

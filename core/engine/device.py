@@ -34,11 +34,23 @@ JUDGE_FACTOR = 4           # x the same bytes at the reference's precision: pris
 CONTEXT_BYTES = 1 << 30    # per unit: a worker's and a judge's CUDA contexts and allocator slack
 
 
-def default_lanes(cores: int) -> int:
-    """Lanes per GPU: three quarters of the cores, 2 to 12. A lane's host work (a worker starting, the
-    JIT compile ahead, the judge's bookkeeping) is what keeps the GPU fed; the memory budget, not the
-    lane count, bounds how many units hold the device at once."""
-    return max(2, min(12, cores * 3 // 4))
+#: lanes of one host, its GPUs together. Every process's CUDA start and every allocation from the driver
+#: goes through the host's driver one at a time: on 4 H200s of one host, 48 workers starting together took
+#: 15 s (12 s each through torch) where one took 0.3 s, and 1 GiB allocated and freed took 62 ms in each
+#: of 48 processes where one took 2 ms (reports/2026-11-27-main-job-4gpu). The main job there ran 0.64
+#: units/s with 12 lanes per GPU (48) and 1.02 units/s with 4 (16): the lanes' starts, judges and memory
+#: waits queue behind each other, not the GPUs' work.
+HOST_LANES = 16
+
+
+def default_lanes(cores: int, gpus: int = 1) -> int:
+    """Lanes per GPU: three quarters of the host's cores, at most ``HOST_LANES`` for the whole host,
+    shared by its ``gpus``; 2 to 12 per GPU. A lane's host work (a worker starting, the JIT compile
+    ahead, the judge's bookkeeping) is what keeps the GPU fed; the memory budget, not the lane count,
+    bounds how many units hold the device at once. One GPU keeps the 12 lanes measured on 16-core
+    H100/H200 hosts."""
+    host = max(2, min(HOST_LANES, cores * 3 // 4))
+    return max(2, min(12, host // max(gpus, 1)))
 
 
 def default_timing_batch(lanes: int) -> int:

@@ -69,7 +69,8 @@ class RayExecutor:
                 from ..errors import BadInput
                 raise BadInput(f"--gpus {options.gpus}: the Ray cluster offers {gpus} GPU(s)")
             from .device import default_lanes
-            lanes = options.lanes or default_lanes(os.cpu_count() or 4)
+            # as if the GPUs shared this host's driver: a cluster of several hosts gets fewer lanes than it could
+            lanes = options.lanes or default_lanes(os.cpu_count() or 4, count)
             kind, env, memory = "cuda", {"TRITON_INTERPRET": "0"}, probe.get("memory_bytes")
             resources = {"num_gpus": 1}
         else:

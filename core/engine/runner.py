@@ -299,7 +299,7 @@ class Runner:
             bad = [i for i in indices if i >= count]
             if bad:
                 raise BadInput(f"--gpus {self.opt.gpus}: this machine has {count} GPU(s) (0..{count - 1})")
-        lanes = self.opt.lanes or default_lanes(cores)
+        lanes = self.opt.lanes or default_lanes(cores, len(indices))
         env = {"TRITON_INTERPRET": "0", UNTIMED_WAIT_ENV: self.opt.untimed_wait}
         return [Device("cuda", i, lanes, env, modules, probe.get("memory_bytes"), self.opt.timing_batch,
                        self.opt.timing_queue, self.opt.timing_gather_s, self.opt.memory_share) for i in indices]
