@@ -20,9 +20,10 @@ A reaper (``PR_SET_CHILD_SUBREAPER``, then a fork)
     judge, :mod:`mkbench.transfer`) cannot be opened across PID namespaces. Not a cgroup: it needs
     a delegated, writable cgroup tree, which a container rarely has.
 Landlock (ABI 1 and later)
-    Writes only to the unit's scratch directory (``TMPDIR``), the JIT caches the runner names in the
-    worker's environment, the unit's log file, ``/dev/shm`` and the device nodes a GPU needs. Reads
-    everywhere except the digest key directory (:func:`mkbench.store_digest.key_dir`): Landlock
+    Writes only to the unit's scratch directory (``TMPDIR``, and the worker's cwd: :func:`_enter`), the
+    JIT caches the runner names in the worker's environment, the unit's log file, ``/dev/shm`` and the
+    device nodes a GPU needs. Reads everywhere except the digest key directory
+    (:func:`mkbench.store_digest.key_dir`): Landlock
     grants by hierarchy, so every directory on the way to the key directory is granted entry by entry
     minus the one leading to it; and except ``/dev``, of which only the nodes above are granted (a
     raw disk would bypass every rule). A Landlock domain also denies ptrace-class access
@@ -116,7 +117,8 @@ def support() -> str:
 def confine(cfg: dict, log_path: str | None) -> str:
     """Confine this worker (see the module docstring); what was put in force, for its log."""
     from .store_digest import key_dir
-    scratch = tempfile.mkdtemp(prefix="mkbench-unit-", dir=cfg.get("scratch_root"))
+    # absolute: it becomes the worker's cwd below, and TMPDIR (mkdtemp keeps a relative ``dir`` relative)
+    scratch = os.path.abspath(tempfile.mkdtemp(prefix="mkbench-unit-", dir=cfg.get("scratch_root")))
     for var in ("TMPDIR", "TMP", "TEMP"):
         os.environ[var] = scratch
     tempfile.tempdir = scratch
@@ -126,12 +128,17 @@ def confine(cfg: dict, log_path: str | None) -> str:
                                         "logs": cfg.get("logs") and os.path.realpath(cfg["logs"]),
                                         "log": log_path and os.path.realpath(log_path)}.items() if v})
     done = [_reaper(scratch)]
-    writable = [scratch, *(os.environ[v] for v in CACHE_VARS if os.environ.get(v)), *cfg.get("write", ())]
+    for var in CACHE_VARS:  # the runner's are absolute; a relative one would move with the chdir below
+        if os.environ.get(var):
+            os.environ[var] = os.path.abspath(os.environ[var])
+    writable = [scratch, *(os.environ[v] for v in CACHE_VARS if os.environ.get(v)),
+                *(os.path.abspath(p) for p in cfg.get("write", ()))]
     for path in writable:
         try:
             os.makedirs(path, exist_ok=True)
         except OSError:
             pass
+    _enter(scratch)
     # a key directory that holds what the worker must read (MKBENCH_KEY_DIR=/tmp, say) cannot be hidden
     needed = [os.path.realpath(p) for p in (sys.prefix, os.path.dirname(__file__), *writable)]
     hidden = None if any(_inside(p, keys) for p in needed) else keys
@@ -145,6 +152,26 @@ def confine(cfg: dict, log_path: str | None) -> str:
     done.append(_seccomp(cfg.get("unix_socket")))
     _watch_sqlite()
     return " + ".join(done)
+
+
+def _enter(scratch: str) -> None:
+    """Make the scratch directory the worker's cwd: generated kernels build and write relative to it
+    (CUDA-L1's ``load_inline(..., build_directory="vit_fully_fused_build")``), which in the
+    orchestrator's cwd confinement refuses. Every path the orchestrator hands a worker is absolute
+    (store, logs, caches, candidate and task files), so none moves with it. A ``''`` (or ``'.'``) on
+    ``sys.path`` would now mean the scratch directory, where the candidate writes: a module it left
+    there would shadow one the harness imports later. Such an entry becomes the old cwd, as it
+    meant until now (multiprocessing already hands its children the absolute one)."""
+    try:
+        here = os.getcwd()
+    except OSError:  # the old cwd is gone: nothing there to import either
+        here = None
+    cwd_entries = ("", os.curdir)
+    if here is None:
+        sys.path[:] = [p for p in sys.path if p not in cwd_entries]
+    else:
+        sys.path[:] = [here if p in cwd_entries else p for p in sys.path]
+    os.chdir(scratch)
 
 
 def _reaper(scratch: str) -> str:

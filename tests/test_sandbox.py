@@ -274,6 +274,96 @@ def test_no_confine_is_recorded(tmp_path, cli):
     assert "confinement: none: --no-confine" in out
 
 
+# at import, as generated kernels do (CUDA-L1's load_inline(..., build_directory="vit_fully_fused_build")):
+# builds under a relative folder, which only works where the worker's cwd is its scratch directory
+RELATIVE_BUILD = """
+import os as _os, sys as _sys
+if _os.getcwd() != _os.environ["TMPDIR"]:
+    raise RuntimeError(f"cwd {_os.getcwd()} is not the scratch directory {_os.environ['TMPDIR']}")
+if "" in _sys.path or _os.getcwd() in _sys.path:
+    raise RuntimeError(f"the scratch directory is on sys.path: {_sys.path}")
+_os.makedirs("relative_build", exist_ok=True)
+with open("relative_build/x.txt", "w") as _f:
+    _f.write("built")
+"""
+
+# at import: writes its own method's Triton cache and its unit's build folder, wherever they are said to be
+OWN_CACHES = """
+import os as _os
+for _var in ("TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR"):
+    if not _os.path.isabs(_os.environ[_var]):
+        raise RuntimeError(f"{_var} is relative: {_os.environ[_var]}")
+    _os.makedirs(_os.environ[_var], exist_ok=True)
+    with open(_os.path.join(_os.environ[_var], "mine.txt"), "w") as _f:
+        _f.write("allowed")
+"""
+
+
+def test_confined_worker_runs_in_its_scratch_directory(tmp_path, cli, monkeypatch):
+    """A candidate that writes relative to its cwd (a build folder) is judged as an honest one: its cwd
+    is its scratch directory, not the orchestrator's, where nothing of it appears."""
+    here = tmp_path / "orchestrator"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    gelu = RELATIVE_BUILD + (REFS / "activation" / "gelu.py").read_text()
+    sol = _solutions(tmp_path / "s", {"activation/gelu.py": gelu})
+    code, out, err = _run(cli, sol, "m", tmp_path / "results.sqlite", ["gelu"])
+    assert code == 0, err
+    rows = _rows(tmp_path / "results.sqlite", "m")
+    assert rows and {r["verdict"] for r in rows.values()} - {"skipped"} == {"correct"}, rows
+    assert list(here.iterdir()) == []
+
+
+def test_relative_store_and_solutions_are_absolute_for_workers(tmp_path, cli, monkeypatch):
+    """--store and --solutions given relative to the orchestrator's cwd: the same verdicts as given
+    absolute, and the JIT caches and logs beside the store, not in a worker's scratch directory."""
+    files = {"activation/gelu.py": (REFS / "activation" / "gelu.py").read_text(),
+             "activation/elu.py": OWN_CACHES + (REFS / "activation" / "elu.py").read_text()}
+    _solutions(tmp_path / "abs" / "m", files)
+    _solutions(tmp_path / "rel" / "m", files)
+    code, _, err = _run(cli, tmp_path / "abs" / "m", "m", tmp_path / "abs" / "results.sqlite", ["gelu", "elu"])
+    assert code == 0, err
+    monkeypatch.chdir(tmp_path / "rel")
+    code, _, err = _run(cli, "m", "m", "results.sqlite", ["gelu", "elu"])
+    assert code == 0, err
+    verdicts = {where: {k: r["verdict"] for k, r in _rows(tmp_path / where / "results.sqlite", "m").items()}
+                for where in ("abs", "rel")}
+    assert verdicts["rel"] == verdicts["abs"] and set(verdicts["rel"].values()) - {"skipped"} == {"correct"}
+    cache = tmp_path / "rel" / "results-cache"
+    (triton,) = [p for p in (cache / "triton").iterdir() if p.name.startswith("triton__m-")]
+    assert (triton / "mine.txt").read_text() == "allowed"
+    (build,) = [p for p in (cache / "torch_extensions").iterdir() if p.name.startswith("elu__m-")]
+    assert (build / "mine.txt").read_text() == "allowed"
+    assert list((tmp_path / "rel" / "results-logs").rglob("*.log"))
+    # what the runner hands the workers, from a relative store: absolute, beside the store
+    from mkbench.engine.runner import Runner, RunOptions
+    runner = Runner(None, Store("results.sqlite"), RunOptions())
+    assert set(runner._jit_cache_env().values()) >= {str(cache / "triton"), str(cache / "torch_extensions")}
+    assert all(v.startswith(str(cache) + os.sep) for v in runner._jit_cache_env().values())
+    assert runner._log_dir() == tmp_path / "rel" / "results-logs"
+
+
+def test_confine_enters_an_absolute_scratch_directory(tmp_path):
+    """Given a relative scratch root, the worker's cwd and TMPDIR are one absolute scratch directory,
+    a relative write lands there, and '' on sys.path keeps meaning the old cwd, not the scratch."""
+    import sys
+
+    def body():
+        os.chdir(tmp_path)
+        os.mkdir("scratches")
+        sys.path.insert(0, "")
+        sandbox.confine({"store": str(tmp_path / "results.sqlite"), "scratch_root": "scratches"}, None)
+        return {"cwd": os.getcwd(), "tmpdir": os.environ["TMPDIR"], "path0": sys.path[0],
+                "relative write": _outcome(lambda: _write("x.txt"))}
+
+    out = _in_confined_child(body)
+    assert "child failed" not in out, out
+    root = os.path.realpath(tmp_path)
+    assert out["cwd"] == out["tmpdir"] and os.path.dirname(out["tmpdir"]) == os.path.join(root, "scratches"), out
+    assert out["path0"] == root and out["relative write"] == "ok", out
+    assert not (tmp_path / "x.txt").exists()
+
+
 def test_readable_grants_around_the_hidden_directory(tmp_path):
     hidden = tmp_path / "state" / "mkbench" / "keys"
     hidden.mkdir(parents=True)

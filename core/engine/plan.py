@@ -138,7 +138,9 @@ class Planner:
             missing = (None if source and os.path.lexists(source)
                        else f"backend {backend.name} has no reference kernel for {task.qualified_name}")
         else:
-            source = self.opt.solutions / task.category / f"{task.name}{backend.suffix}"
+            # absolute (a relative --solutions would move with a confined worker's chdir into its scratch
+            # directory), with symbolic links kept: the candidate is judged as the path it was given
+            source = Path(os.path.abspath(self.opt.solutions / task.category / f"{task.name}{backend.suffix}"))
             missing = None if os.path.lexists(source) else f"no candidate file {rel} in {self.opt.solutions}"
         invalid = None if missing else file_problem(source)
         return Unit(task, backend, hw, self.opt.method_name, source, combos, skipped, missing, invalid)

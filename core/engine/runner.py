@@ -276,12 +276,19 @@ class Runner:
         from .. import sandbox
         return sandbox.support()
 
+    def _store_path(self) -> Path:
+        """The store's path as handed to workers (and what is derived from it): absolute, since a
+        confined worker's cwd is its scratch directory (mkbench.sandbox._enter). ``abspath``, not
+        ``resolve``: a symbolic link stays the path the user named."""
+        return Path(os.path.abspath(self.store.path))
+
     def _log_dir(self) -> Path:
-        return self.opt.log_dir or self.store.path.parent / f"{self.store.path.stem}-logs"
+        store = self._store_path()
+        return Path(os.path.abspath(self.opt.log_dir)) if self.opt.log_dir else store.parent / f"{store.stem}-logs"
 
     def _settings(self, run) -> EvalSettings:
         # what the workers may not touch: a denied attempt on these is a hack (mkbench.sandbox.denied_hack)
-        confine = {"store": str(self.store.path), "logs": str(self._log_dir())} if self.opt.confine else None
+        confine = {"store": str(self._store_path()), "logs": str(self._log_dir())} if self.opt.confine else None
         return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
                             limits=self.opt.limits, time_roles=tuple(self.opt.time_roles),
                             worker_memory_mb=self.opt.worker_memory_mb, confine=confine)
@@ -308,7 +315,8 @@ class Runner:
         """Where the JIT toolchains cache compiled artifacts, beside the store: keyed by source,
         toolchain and target (each tool's own cache), so a resume or a re-run of the same candidates
         compiles nothing again; and writable by confined workers (:data:`mkbench.sandbox.CACHE_VARS`)."""
-        cache_dir = self.store.path.parent / f"{self.store.path.stem}-cache"
+        store = self._store_path()  # absolute: a confined worker's cwd is its scratch directory
+        cache_dir = store.parent / f"{store.stem}-cache"
         return {"TRITON_CACHE_DIR": str(cache_dir / "triton"), "CUPY_CACHE_DIR": str(cache_dir / "cupy"),
                 "TORCH_EXTENSIONS_DIR": str(cache_dir / "torch_extensions"),
                 "TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
