@@ -418,10 +418,15 @@ def test_a_multi_gpu_host_shares_its_lanes_among_its_gpus(tmp_path, monkeypatch)
 
     monkeypatch.setattr(runner_mod.os, "cpu_count", lambda: 64)
     hw = SimpleNamespace(device="cuda")
-    r = runner_mod.Runner(build_registry(), Store(tmp_path / "s.sqlite"), runner_mod.RunOptions(gpus="all"))
+    said_lines = []
+    progress = runner_mod.Progress()
+    progress.log = said_lines.append
+    r = runner_mod.Runner(build_registry(), Store(tmp_path / "s.sqlite"), runner_mod.RunOptions(gpus="all"), progress)
     devices = r._devices(hw, {"device_count": 4, "memory_bytes": 80 << 30}, ())
     assert [d.name for d in devices] == ["cuda:0", "cuda:1", "cuda:2", "cuda:3"]
     assert [len(d.lanes) for d in devices] == [4, 4, 4, 4]
+    assert said_lines == ["4 GPUs, 4 lanes each: the host's 16 lanes shared (CUDA starts queue host-wide; "
+                          "--lanes N per GPU to change)"]
     one = runner_mod.Runner(build_registry(), Store(tmp_path / "t.sqlite"), runner_mod.RunOptions(gpus="1"))
     assert [len(d.lanes) for d in one._devices(hw, {"device_count": 4}, ())] == [12]
     said = runner_mod.Runner(build_registry(), Store(tmp_path / "u.sqlite"), runner_mod.RunOptions(gpus="all", lanes=9))

@@ -26,7 +26,7 @@ from ..store import RunOwned, Store, this_owner
 from ..timing import UNTIMED_WAIT_ENV, TimingSettings
 from . import procs
 from .clock import cpu_sample, engine_line, host_cpu, unit_clocks
-from .device import Device, default_lanes
+from .device import HOST_LANES, Device, default_lanes
 from .lane import EvalSettings, Limits
 from .plan import Planner, Unit
 from .rows import rows_for, skipped_rows
@@ -307,6 +307,9 @@ class Runner:
             if bad:
                 raise BadInput(f"--gpus {self.opt.gpus}: this machine has {count} GPU(s) (0..{count - 1})")
         lanes = self.opt.lanes or default_lanes(cores, len(indices))
+        if len(indices) > 1 and not self.opt.lanes:  # the default depends on the GPUs: say what it chose
+            self.progress.log(f"{len(indices)} GPUs, {lanes} lanes each: the host's {HOST_LANES} lanes shared "
+                              "(CUDA starts queue host-wide; --lanes N per GPU to change)")
         env = {"TRITON_INTERPRET": "0", UNTIMED_WAIT_ENV: self.opt.untimed_wait}
         return [Device("cuda", i, lanes, env, modules, probe.get("memory_bytes"), self.opt.timing_batch,
                        self.opt.timing_queue, self.opt.timing_gather_s, self.opt.memory_share) for i in indices]
