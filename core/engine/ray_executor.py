@@ -82,7 +82,7 @@ class RayExecutor:
         actor = ray.remote(num_cpus=1, max_concurrency=lanes + queue + 2, **resources)(_DeviceActor)
         self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}", options.timing_batch,
                                     options.timing_queue, options.timing_gather_s, server_env,
-                                    getattr(options, "memory_share", None)) for i in range(count)]
+                                    options.memory_share) for i in range(count)]
         self.load = [0] * count
         self._actor_of: dict = {}
         self._states: list[str] = []
