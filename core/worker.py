@@ -302,7 +302,10 @@ class Steps:
             if cmd.get("untimed"):  # a compile-ahead worker: never timed, its waits need no core
                 from .timing import wait_untimed
                 wait_untimed()
-            torch.cuda.set_device(0)  # creates the process's CUDA context
+            if cmd.get("context", True):
+                torch.cuda.set_device(0)  # creates the process's CUDA context
+            # else (a compile-ahead worker): whatever needs a context creates it lazily; a Triton
+            # compile needs only the device's properties, and context starts queue host-wide
             self.start_seconds["cuda_init"] = round(time.monotonic() - t, 3)
             from .contracts import use_ieee_float32
             use_ieee_float32()

@@ -63,6 +63,12 @@ def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewar
         # the throwaway worker's CPU seconds beside its wall seconds, read from /proc
         if os.path.exists("/proc/self/stat"):
             assert 0 < extra["unit_seconds"]["steps"]["cpu_compile_ahead"], extra["unit_seconds"]
+        # its parts (the worker's start, the candidate's import, the compile-only calls): each within
+        # the whole, together no more than it
+        from mkbench.engine.clock import COMPILE_AHEAD_PARTS
+        parts = [extra["unit_seconds"]["steps"][p] for p in COMPILE_AHEAD_PARTS]
+        assert all(p > 0 for p in parts), extra["unit_seconds"]
+        assert sum(parts) <= extra["unit_seconds"]["steps"][step] + 0.01, extra["unit_seconds"]
         if executor == "local":  # the wait for a compile-ahead worker, apart from the work
             assert extra["unit_seconds"]["steps"]["compile_queue"] >= 0, extra["unit_seconds"]
     (env,) = sqlite3.connect(store).execute("select env from runs").fetchone()
@@ -159,3 +165,42 @@ def test_host_load_is_the_busy_share_between_samples_a_window_apart():
     assert load.busy() is None  # under a window since the first sample: nothing measured yet
     assert load.busy() == 0.9  # 180 of 200 jiffies busy, over 1.2 s
     assert load.busy() == 0.9  # the next window has not passed: the last share
+
+
+NO_CONTEXT_PROBE = """
+import ctypes, sys, torch, triton, triton.language as tl
+from mkbench.backends.triton import TritonCompileOnly
+
+@triton.jit
+def add_one(x_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + i, tl.load(x_ptr + i, mask=i < n) + 1, mask=i < n)
+
+x = torch.empty(1000, device="meta")
+with TritonCompileOnly():
+    add_one[(4,)](x, 1000, BLOCK=256)
+cuda = ctypes.CDLL("libcuda.so.1")
+flags, active = ctypes.c_uint(), ctypes.c_int()
+assert cuda.cuDevicePrimaryCtxGetState(0, ctypes.byref(flags), ctypes.byref(active)) == 0
+print("compiled", len(add_one.device_caches[0][0]) if hasattr(add_one, "device_caches") else "?",
+      "context active", active.value)
+sys.exit(0 if active.value == 0 else 3)
+"""
+
+
+@pytest.mark.gpu
+def test_a_compile_only_launch_opens_no_cuda_context(tmp_path):
+    """The compile-ahead worker opens no CUDA context (``setup``'s ``context``: False): CUDA starts queue
+    host-wide (on 4 H200s, 1.6 s each four at once, 12 s each 48 at once), and a Triton compile needs
+    only the device's properties. Should a later Triton need a context to compile, it opens one
+    lazily and this test says so (exit 3), without any compile failing."""
+    import subprocess
+    import sys
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"), CUDA_VISIBLE_DEVICES="0")
+    done = subprocess.run([sys.executable, "-c", NO_CONTEXT_PROBE], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert any((tmp_path / "cache").rglob("*.cubin")), "nothing was compiled"

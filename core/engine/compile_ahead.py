@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .clock import CPU_COMPILE_AHEAD, cpu_sample
+from .clock import COMPILE_AHEAD_PARTS, CPU_COMPILE_AHEAD, cpu_sample
 from .procs import Child
 from .session import WorkerSession
 
@@ -120,20 +120,31 @@ def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_p
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
     t = time.monotonic()
+    parts: dict[str, float] = {}
+
+    def part(name: str, since: float) -> float:
+        now = time.monotonic()
+        parts[name] = round(now - since, 3)
+        return now
+
     w = WorkerSession(dict(env), log_path, settings.worker_memory_mb, modules, settings.confine)
     started(w.child)
     try:
-        # never timed: it may wait for the device without spinning on a core (``untimed``)
-        w.expect({"op": "setup", "job": job(unit), "untimed": True}, settings.limits.start, "ready")
+        # never timed: it may wait for the device without spinning on a core (``untimed``); it opens no
+        # CUDA context of its own (``context``): compiling needs none, and starts are serialized host-wide
+        w.expect({"op": "setup", "job": job(unit), "untimed": True, "context": False}, settings.limits.start, "ready")
+        at = part(COMPILE_AHEAD_PARTS[0], t)
         if w.expect({"op": "compile"}, settings.limits.compile, "compiled")["ok"]:
+            at = part(COMPILE_AHEAD_PARTS[1], at)
             w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
+            part(COMPILE_AHEAD_PARTS[2], at)
     except Exception:  # noqa: BLE001 - a hang, a crash, garbage: see the module docstring
         pass
     finally:
         cpu = w.cpu()
         w.stop()
         started(None)
-    steps = {"compile_ahead": round(time.monotonic() - t, 3)}
+    steps = {"compile_ahead": round(time.monotonic() - t, 3), **parts}
     if cpu is not None:
         steps[CPU_COMPILE_AHEAD] = cpu
     return steps
