@@ -145,7 +145,7 @@ def main() -> int:
     p.add_argument("--previous", type=Path, required=True, help="tree of the previous main")
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--limit", type=float, default=240.0, help="seconds per run before it is stopped")
-    p.add_argument("--order", default="previous,this", help="which tree runs first")
+    p.add_argument("--order", default="previous,this", help="which trees run, in this order ('' for none)")
     p.add_argument("--variant", action="append", default=[], metavar="LABEL=ARGS",
                    help="also run this tree as LABEL with ARGS (space-separated) added, after the others: "
                         "an A/B of one engine setting in the same device call")
@@ -156,7 +156,8 @@ def main() -> int:
                     str(layout(HERE,
                                Path(tempfile.mkdtemp(prefix="mkbench-reader-")))))  # measure() reads with this tree
     trees = {"previous": a.previous.resolve(), "this": HERE}
-    results = {label: run(label, trees[label], a.out, a.run_args, a.limit) for label in a.order.split(",")}
+    # --order "" runs neither: an A/B of settings of this tree alone (--variant)
+    results = {label: run(label, trees[label], a.out, a.run_args, a.limit) for label in a.order.split(",") if label}
     for variant in a.variant:
         label, _, extra = variant.partition("=")
         results[label] = run(label, HERE, a.out, a.run_args + extra.split(), a.limit)

@@ -199,7 +199,8 @@ def test_a_compile_only_launch_opens_no_cuda_context(tmp_path):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU")
-    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"), CUDA_VISIBLE_DEVICES="0")
+    # compiled, not interpreted (the test session may run with TRITON_INTERPRET=1)
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"), CUDA_VISIBLE_DEVICES="0", TRITON_INTERPRET="0")
     done = subprocess.run([sys.executable, "-c", NO_CONTEXT_PROBE], env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

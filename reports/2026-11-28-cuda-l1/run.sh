@@ -14,6 +14,7 @@
 #   SET=h100 VARIANT=default bash reports/2026-11-28-cuda-l1/run.sh
 # SET: a100, h100, h20, l40 or 3090 (the file's stem, recorded as each candidate's GPU set);
 # VARIANT: default, cuda_graph or cudnn; TASKS: optional comma-separated task names (kb_l1_19,...);
+# TASKS_FILE: the same, one name per line (h200-rest.txt: the set's tasks call 2's H200 store lacks);
 # CONTRACT: mkbench (default) or kernelbench (KernelBench's own atol = rtol = 1e-4 on raw values: the
 # like-for-like verdicts against CUDA-L1's claims; its own tasks folder, and a store of its own to
 # analyse apart, since both stores hold the same kernels on the same device);
@@ -24,6 +25,7 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}
+[ -n "${TASKS_FILE:-}" ] && TASKS=$(paste -sd, "$TASKS_FILE")
 src=${CUDAL1:-.bench/cudal1}
 gpu_set=${SET:-h100}
 variant=${VARIANT:-default}
@@ -58,5 +60,6 @@ stores=(--store "$store")
 for s in ${ANALYZE_STORES:-}; do [ -f "$s" ] && stores+=(--store "$s"); done
 python3 -m mkbench analyze cuda-l1 "${stores[@]}" --json "$out/summary.json" > "$out/cuda-l1.md" 2>&1
 title="CUDA-L1 $gpu_set ($variant) on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
-python3 -m mkbench report "${stores[@]}" --title "$title" -o "$out/report.md" > /dev/null 2>&1
+# NO_REPORT=1: the report is built afterwards from the store that came back (it can outlast the call)
+[ -n "${NO_REPORT:-}" ] || python3 -m mkbench report "${stores[@]}" --title "$title" -o "$out/report.md" > /dev/null 2>&1
 head -12 "$out/cuda-l1.md"
