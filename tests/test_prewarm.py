@@ -201,7 +201,8 @@ def test_a_compile_only_launch_opens_no_cuda_context(tmp_path):
         pytest.skip("needs a CUDA GPU")
     # compiled, not interpreted (the test session may run with TRITON_INTERPRET=1)
     env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"), CUDA_VISIBLE_DEVICES="0", TRITON_INTERPRET="0")
-    done = subprocess.run([sys.executable, "-c", NO_CONTEXT_PROBE], env=env, capture_output=True, text=True,
-                          timeout=300)
+    probe = tmp_path / "probe.py"  # Triton reads a @jit function's source from its file
+    probe.write_text(NO_CONTEXT_PROBE)
+    done = subprocess.run([sys.executable, str(probe)], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert any((tmp_path / "cache").rglob("*.cubin")), "nothing was compiled"
