@@ -83,6 +83,14 @@ class Backend:
     #: its own kernels was not computed by them
     can_suppress_launches: bool = False
 
+    #: whether a worker makes torch's cuBLAS and cuDNN handles (one tiny matmul, one tiny convolution)
+    #: before the candidate's first call. Candidates that call PyTorch's own ops inside a CUDA graph
+    #: capture without a warm-up fail in a fresh process: making a handle is illegal while a stream
+    #: captures. KernelBench's harness runs the reference in the candidate's process first, so those
+    #: handles already exist there. On an H200, 5 of 5 of CUDA-L1's cuda_graph kernels that erred in
+    #: mkbench ran once the handles existed (reports/2026-11-28-cuda-l1/call5-h200-probe).
+    warm_libraries: bool = False
+
     def launch_counter(self, suppress: bool = False) -> "LaunchCounter":
         """A context manager counting this backend's kernel launches inside it (``count`` stays
         None where the backend cannot count). A correct answer with zero launches of the candidate's

@@ -217,6 +217,18 @@ def threads_started() -> list[str]:
     return record
 
 
+def warm_libraries() -> None:
+    """torch's cuBLAS and cuDNN handles on the current device, made by one tiny matmul and one tiny
+    convolution, as any program that has run those ops has them: a candidate that captures PyTorch
+    ops in a CUDA graph without a warm-up call first would otherwise make them during its capture,
+    which invalidates it (``cudaErrorStreamCaptureInvalidated``)."""
+    import torch
+    a = torch.ones(8, 8, device="cuda")
+    a @ a
+    torch.nn.functional.conv2d(torch.ones(1, 1, 4, 4, device="cuda"), torch.ones(1, 1, 3, 3, device="cuda"))
+    torch.cuda.synchronize()
+
+
 def poison_allocator(device: str, inputs: tuple) -> None:
     """Fill the caching allocator's free memory with 0xFF (NaN for floats) so an output the candidate
     never writes cannot inherit an earlier correct answer: every free block the allocator holds, in
@@ -302,10 +314,7 @@ class Steps:
             if cmd.get("untimed"):  # a compile-ahead worker: never timed, its waits need no core
                 from .timing import wait_untimed
                 wait_untimed()
-            if cmd.get("context", True):
-                torch.cuda.set_device(0)  # creates the process's CUDA context
-            # else (a compile-ahead worker): whatever needs a context creates it lazily; a Triton
-            # compile needs only the device's properties, and context starts queue host-wide
+            torch.cuda.set_device(0)  # creates the process's CUDA context
             self.start_seconds["cuda_init"] = round(time.monotonic() - t, 3)
             from .contracts import use_ieee_float32
             use_ieee_float32()
@@ -323,9 +332,12 @@ class Steps:
         return {"kind": "memory", "peak_bytes": peak_reserved(reset=False)}
 
     def warm(self, cmd: dict) -> dict:
-        """Start-up costs of the traced calls, paid before the unit holds any share of the device."""
+        """Start-up costs of the traced calls, paid before the unit holds any share of the device; and
+        the framework's library handles where the backend asks for them (``Backend.warm_libraries``)."""
         from . import trace as tracing
         tracing.warm_up(self.device)
+        if self.device == "cuda" and self.backend.warm_libraries:
+            warm_libraries()
         return {"kind": "warm"}
 
     def overhead(self, cmd: dict) -> dict:

@@ -26,6 +26,9 @@ class CudaBackend(Backend):
     name = "cuda"
     language = "cuda"
     suffix = ".py"
+    # load_inline candidates (KernelBench's, CUDA-L1's) call PyTorch's own ops around their kernels,
+    # some of them inside a CUDA graph captured at their first call
+    warm_libraries = True
     candidate_contract = (
         "One Python file per task at <category>/<task>.py, in either of two forms. (a) CuPy/NVRTC: a top-level "
         f"`{ENTRY_POINT}` (or a callable named after the task) called with the task's inputs as positional "

@@ -44,7 +44,7 @@ OUTSIDE_STAGES = ("prewarm", "fork", "stop")
 CPU_WORKER, CPU_COMPILE_AHEAD = "cpu_worker", "cpu_compile_ahead"
 CPU_STEPS = (CPU_WORKER, CPU_COMPILE_AHEAD)
 #: the compile-ahead worker's seconds by part (inside ``compile_ahead``, never added to it): its start
-#: (fork, confinement, imports), importing the candidate, and the compile-only calls themselves. The CPU
+#: (fork, confinement, CUDA context), importing the candidate, and the compile-only calls themselves. The CPU
 #: seconds of all three are ``cpu_compile_ahead``; a part much longer than its CPU waited for something.
 COMPILE_AHEAD_PARTS = ("compile_ahead_start", "compile_ahead_import", "compile_ahead_build")
 

@@ -130,9 +130,10 @@ def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_p
     w = WorkerSession(dict(env), log_path, settings.worker_memory_mb, modules, settings.confine)
     started(w.child)
     try:
-        # never timed: it may wait for the device without spinning on a core (``untimed``); it opens no
-        # CUDA context of its own (``context``): compiling needs none, and starts are serialized host-wide
-        w.expect({"op": "setup", "job": job(unit), "untimed": True, "context": False}, settings.limits.start, "ready")
+        # never timed: it may wait for the device without spinning on a core (``untimed``). It opens a
+        # CUDA context like any worker: a compile-only Triton launch opens one anyway (measured on an
+        # H100, reports/2026-11-28-cuda-l1/call4-h100/gpu-test.log)
+        w.expect({"op": "setup", "job": job(unit), "untimed": True}, settings.limits.start, "ready")
         at = part(COMPILE_AHEAD_PARTS[0], t)
         if w.expect({"op": "compile"}, settings.limits.compile, "compiled")["ok"]:
             at = part(COMPILE_AHEAD_PARTS[1], at)
