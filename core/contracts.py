@@ -89,47 +89,54 @@ def compare_close(out: torch.Tensor, ref: torch.Tensor, tol: Tol, scale: str = "
     optional per-element allowance of ref's shape (a derived rounding bound, :class:`RoundingBound`).
 
     NaN and +/-Inf must sit at exactly the same positions with the same signs.
+
+    On a GPU each value read back to the host waits for the device, and a judge shares the device
+    with every lane (on an H200 main job the judge took 10 s of a candidate unit, about 45 checks at
+    0.2 s each, where the comparisons themselves take milliseconds). So the counts and the
+    statistics are gathered into one tensor and read once per stage: twice for an output whose
+    reference is finite everywhere (the usual case), where the previous form read eight values.
     """
     o, r = _as_float64(out), _as_float64(ref)
     o_nan, r_nan = torch.isnan(o), torch.isnan(r)
-    if not torch.equal(o_nan, r_nan):
-        n = int((o_nan != r_nan).sum())
-        return CheckResult(False, f"{name}: NaN positions differ at {n} elements")
     o_inf, r_inf = torch.isinf(o), torch.isinf(r)
-    if not torch.equal(o_inf, r_inf) or not torch.equal(o[o_inf], r[r_inf]):
-        n = int((o_inf != r_inf).sum())
-        return CheckResult(False, f"{name}: Inf positions or signs differ ({n} positions)")
-    finite = ~(r_nan | r_inf)
-    if bool(finite.all()):  # the usual case: no index of the finite elements (8 bytes per dimension each)
+    nan_differ, inf_differ, inf_signs_differ, nonfinite = (int(v) for v in torch.stack([
+        (o_nan != r_nan).sum(), (o_inf != r_inf).sum(), (o_inf & r_inf & (o != r)).sum(),
+        (r_nan | r_inf).sum()]).tolist())
+    if nan_differ:
+        return CheckResult(False, f"{name}: NaN positions differ at {nan_differ} elements")
+    if inf_differ or inf_signs_differ:
+        return CheckResult(False, f"{name}: Inf positions or signs differ ({inf_differ} positions)")
+    if nonfinite == 0:  # the usual case: no index of the finite elements (8 bytes per dimension each)
         o, r = o.reshape(-1), r.reshape(-1)
-        room = None if extra is None else torch.nan_to_num(extra.to(torch.float64).expand_as(finite).reshape(-1),
+        room = None if extra is None else torch.nan_to_num(extra.to(torch.float64).expand_as(ref).reshape(-1),
                                                           posinf=0.0)
     else:
+        finite = ~(r_nan | r_inf)
         o, r = o[finite], r[finite]
         room = None if extra is None else torch.nan_to_num(extra.to(torch.float64).expand_as(finite)[finite],
                                                           posinf=0.0)
     if r.numel() == 0:
         return CheckResult(True, "", 0.0, 0.0)
-    s = 1.0
-    if scale == "rms":
-        s = float(r.square().mean().sqrt())
-        s = s if s > 0 else 1.0
+    one = torch.ones((), dtype=torch.float64, device=r.device)
+    s = r.square().mean().sqrt() if scale == "rms" else one
+    s = torch.where(s > 0, s, one)
     err = (o - r).abs()
-    atol = max(tol.atol * s, absolute_floor(out.dtype))
+    # max(atol * s, floor), as a device scalar: the same float64 product and maximum as on the host
+    atol = (tol.atol * s).clamp_min(absolute_floor(out.dtype))
     bound = atol + tol.rtol * r.abs()
     if room is not None:
         bound = bound + room
     bad = err > bound
-    max_abs = float(err.max())
-    max_rel = float((err / r.abs().clamp_min(atol if atol > 0 else 1e-300)).max())
-    if bool(bad.any()):
-        nbad = int(bad.sum())
-        idx = int(torch.argmax((err - bound).flatten()))
+    worst = torch.argmax(err - bound)
+    max_abs, max_rel, nbad, got, expected = torch.stack([
+        err.max(), (err / r.abs().clamp_min(torch.where(atol > 0, atol, 1e-300))).max(),
+        bad.sum().to(torch.float64), torch.take(o, worst), torch.take(r, worst)]).tolist()
+    if nbad:
         return CheckResult(
             False,
-            f"{name}: {nbad}/{r.numel()} elements outside rtol={tol.rtol:g} "
+            f"{name}: {int(nbad)}/{r.numel()} elements outside rtol={tol.rtol:g} "
             f"atol={tol.atol:g}*{'rms' if scale == 'rms' else '1'}{' + rounding bound' if room is not None else ''}"
-            f" (worst: got {float(o.flatten()[idx]):.6g}, expected {float(r.flatten()[idx]):.6g}); max abs err "
+            f" (worst: got {got:.6g}, expected {expected:.6g}); max abs err "
             f"{max_abs:.3g}",
             max_abs, max_rel,
         )

@@ -204,9 +204,10 @@ def constant_answer(outputs: tuple) -> str:
         if not isinstance(o, torch.Tensor) or o.numel() < 2 or o.is_complex():
             return ""
         low, high = torch.aminmax(o.detach().reshape(-1).to(torch.float64) if o.dtype == torch.bool else o.detach())
-        if not bool(low == high):  # NaN never equals itself: not constant
+        low, high = torch.stack([low, high]).tolist()  # one read back from the device, not two
+        if not low == high:  # NaN never equals itself: not constant
             return ""
-        values.add(repr(low.item()))
+        values.add(repr(low))
     return ", ".join(sorted(values))
 
 
