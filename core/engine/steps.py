@@ -93,7 +93,7 @@ def correctness(run: UnitRun) -> list[Combo]:
                     rec.note(shape, dtype, launches=ran.get("launches"), trace=trace)
                 if ran.get("tamper") and not rec.combo(shape, dtype).tamper:
                     rec.note(shape, dtype, tamper=f"seed {k}: {ran['tamper']}")
-                verdict = judge_ran(run, shape, dtype, seed, ran)
+                verdict = judge_ran(run, shape, dtype, seed, ran, constant=True)
             if verdict.get("note"):
                 rec.note(shape, dtype, judge_note=verdict["note"])
             if verdict.get("warning"):
@@ -160,9 +160,11 @@ def unit_tag(run: UnitRun) -> str:
     return f"{'/'.join(run.unit.key)}@{id(run.unit):x}"
 
 
-def judge_ran(run: UnitRun, shape: str, dtype: str, seed: int, ran: dict, digest: bool = False) -> dict:
+def judge_ran(run: UnitRun, shape: str, dtype: str, seed: int, ran: dict, digest: bool = False,
+              constant: bool = False) -> dict:
     """The judge's verdict on one exported answer (and the shared memory it used, released);
-    ``digest``: with a digest of the outputs (the same answer again shows as the same digest)."""
+    ``digest``: with a digest of the outputs (the same answer again shows as the same digest);
+    ``constant``: with the reference's one value, where its answer is one value (the correctness seeds)."""
     made = transfer.shm_names(ran.get("outputs", []) + ran.get("inputs_after", []))
     try:
         if ran.get("structure"):
@@ -171,7 +173,7 @@ def judge_ran(run: UnitRun, shape: str, dtype: str, seed: int, ran: dict, digest
         with run.worker.timed("judge"):
             return run.judge.ask({"op": "check", "task": run.unit.task.source, "shape": shape, "dtype": dtype,
                                   "seed": seed, "outputs": ran["outputs"], "inputs_after": ran["inputs_after"],
-                                  "unit": unit_tag(run), "digest": digest},
+                                  "unit": unit_tag(run), "digest": digest, "constant": constant},
                                  run.worker, run.settings.limits.correctness)
     finally:
         transfer.unlink(made)
