@@ -3,7 +3,8 @@
 #  1. GPU tests: library handles before a capture (tests/test_warm_libraries.py) and the adversarial
 #     suite (tests/test_adversarial_gpu.py: the hidden-work rule's slack must still catch its side-stream cheat)
 #  2. the README main job's first LIMIT s: the previous main (.bench/prev: git archive 7b28c01 ...,
-#     before the judge read fewer values back) against this tree, one after the other
+#     before the judge read fewer values back and compared outputs in slices) against this tree, one
+#     after the other; `analyze engine` sets each unit's judge and worker allocator peaks against its plan
 #   git archive 7b28c01 core backends tasks hardware_profiles | tar -x -C .bench/prev   # here, first
 #   LIMIT=145 bash reports/2026-11-27-compile-ahead/run3.sh                            # carry .bench/prev
 set -uo pipefail

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# CUDA-L1 on every GPU of a multi-GPU host, from kernels imported beforehand on a CPU machine (issue 30,
+# part 1). The first 4-GPU call (run_x4.sh) imported on the device: three variants took some 230 s of
+# its 600, and its store, kept outside $OUT until the end, was lost when the call ran out of time.
+# Here the store is written in $OUT from the start (a cut call still brings back what finished), and
+# every run gets what is left of DEADLINE seconds, so the call ends inside its limit.
+#
+# Import here first (about a minute per set and variant on 2 cores; the tasks are the same for every
+# set but for their docstring, so one tasks folder serves them all and the eager baselines are reused):
+#   mkbench import kernelbench .bench/cudal1/h100.json --out .bench/x4/tasks --solutions-out .bench/x4/sol \
+#     --gpu-set h100 --variant all
+#   mkbench import kernelbench .bench/cudal1/a100.json --out /tmp/x4-tasks-a100 --solutions-out .bench/x4/sol-a100 \
+#     --gpu-set a100 --variant default          # and the same for h20 (sol-h20)
+# Device call (carry .bench/x4; RUNS: "solutions-folder:method ..." in order):
+#   DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+began=$(date +%s)
+out=${OUT:-results}
+x4=.bench/x4
+store=$out/cudal1.sqlite
+mkdir -p "$out"
+[ -d "$x4/tasks" ] || { echo "no $x4/tasks: import first and carry $x4 (see the top of this script)" >&2; exit 2; }
+[ -n "${STORE:-}" ] && cp "$STORE" "$store"
+python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
+{ nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv; nproc; } > "$out/device.txt" 2>&1
+runs=${RUNS:-"sol/cuda_graph:cuda-l1-h100-cuda_graph sol/cudnn:cuda-l1-h100-cudnn sol-a100:cuda-l1-a100 sol-h20:cuda-l1-h20"}
+for r in $runs; do
+  sol=${r%%:*}; method=${r##*:}
+  left=$(( ${DEADLINE:-540} - ($(date +%s) - began) - 15 ))  # 15 s for the last run to stop and save
+  [ "$left" -lt 30 ] && { echo "$method: not started, $left s left" | tee -a "$out/runs.log"; continue; }
+  start=$(date +%s)
+  timeout -s TERM "$left" python3 -m mkbench run --backend cuda --hw auto --tasks-dir "$x4/tasks" \
+    --solutions "$x4/$sol" --method "$method" --baselines eager --time-role large --gpus all \
+    --store "$store" --resume ${ADOPT:+--adopt-store} --no-progress >> "$out/runs.log" 2>&1
+  echo "$method: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/runs.log"
+done
+for _ in $(seq 30); do pgrep -f "mkbench run" > /dev/null || break; sleep 1; done
+python3 -c "import sqlite3; sqlite3.connect('$store').execute('PRAGMA wal_checkpoint(TRUNCATE)')"
+grep -h "^engine:" "$out/runs.log"
