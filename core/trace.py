@@ -16,7 +16,8 @@ The summary is plain data sent to the orchestrator, which reads it with :func:`a
   "device" is the Triton interpreter, whose times say nothing). Allocation fills and memsets
   (``torch.zeros``) count for neither side.
 * hidden work: kernels that ended after the timed stream's end marker started (the events could not
-  see them), or that were launched after the call returned (a thread). No wall-clock slack: it
+  see them), or that were launched after the call returned (a thread; not said of a trace cut at
+  ``MAX_EVENTS``, which ends inside a call). No wall-clock slack: it
   reads the GPU's own timestamps, so a GPU shared with other processes cannot trigger it. Only the
   GPU's own record's precision is allowed for (``HIDDEN_SLACK_US``, and never more than a tenth of
   the call's device time).
@@ -27,6 +28,7 @@ The summary is plain data sent to the orchestrator, which reads it with :func:`a
 
 from __future__ import annotations
 
+import heapq
 import re
 import sys
 import time
@@ -34,7 +36,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_EVENTS = 5000  # per trace: a candidate launching millions of kernels gets a truncated trace
+#: device events kept per trace, the first launched: a candidate launching millions of kernels gets a
+#: truncated trace. 5000 cut the traces of CUDA-L1 models that launch hundreds of kernels a call (three
+#: calls traced) inside their last call, whose kernels then read as launched after the call returned.
+MAX_EVENTS = 20000
 MARKER = "spin_kernel"  # torch.cuda._sleep's kernel
 START_MARKER_US = 1000.0
 #: how far past the end marker's start a kernel on another stream may end before it counts as hidden
@@ -104,6 +109,14 @@ def global_function_names(source: str) -> set[str]:
 
 # --- recording (worker side) ----------------------------------------------------------------------
 
+def first_launched(events, cap: int) -> list:
+    """The ``cap`` events launched first (by correlation id, the launch order), in that order. A trace
+    cut in the profiler's own order kept a call's start marker and lost its end marker and later
+    kernels at random; cut in launch order, it holds whole calls and then part of one, and the reader
+    (:func:`_analyze_device`) knows where the whole ones end."""
+    return heapq.nsmallest(cap, events, key=lambda ev: ev[4])
+
+
 class DeviceTracer:
     """Kineto/CUPTI trace of candidate calls on CUDA; use ``with tracer.call():`` around each call."""
 
@@ -149,22 +162,25 @@ class DeviceTracer:
 
     def summary(self) -> dict[str, Any]:
         t = time.perf_counter()
-        events, seen = [], 0
-        for e in self._prof.profiler.kineto_results.events():
-            seen += 1
-            if e.device_type().name != "CUDA":
-                continue
-            events.append([e.name()[:300], int(e.device_resource_id()), int(e.start_ns()), int(e.duration_ns()),
-                           int(e.correlation_id())])
-            if len(events) >= MAX_EVENTS:
-                break
-        events.sort(key=lambda ev: ev[4])
+        seen, on_device = 0, 0
+
+        def device_events():
+            nonlocal seen, on_device
+            for e in self._prof.profiler.kineto_results.events():
+                seen += 1
+                if e.device_type().name == "CUDA":
+                    on_device += 1
+                    yield [e.name()[:300], int(e.device_resource_id()), int(e.start_ns()), int(e.duration_ns()),
+                           int(e.correlation_id())]
+
+        events = first_launched(device_events(), MAX_EVENTS)
         # where a trace's seconds go, in the unit's log: the profiler's start and stop, the traced
         # calls themselves, reading the events back (the trace is the costliest step of a unit)
         cost = dict(self._cost, read_s=time.perf_counter() - t)
         print("trace cost: " + ", ".join(f"{k} {v:.3f}" for k, v in cost.items()) +
-              f", {seen} events read, {len(events)} on the device, {self.calls} call(s)", file=sys.stderr, flush=True)
-        return {"basis": self.basis, "calls": self.calls, "events": events, "truncated": len(events) >= MAX_EVENTS,
+              f", {seen} events read, {on_device} on the device ({len(events)} kept), {self.calls} call(s)",
+              file=sys.stderr, flush=True)
+        return {"basis": self.basis, "calls": self.calls, "events": events, "truncated": on_device > len(events),
                 "cost": {k: round(v, 4) for k, v in cost.items() if k != "traced_s"}}
 
 
@@ -289,11 +305,17 @@ class TraceFindings:
     #: traced with the device to itself (the orchestrator says so, from the lock it held): only then
     #: are its kernel durations comparable with the timer's, which are taken alone
     alone: bool = False
+    #: the trace kept only the first ``MAX_EVENTS`` events: the calls it holds whole were read, and
+    #: nothing can be said of launches after the last call returned
+    truncated: bool = False
 
     def as_extra(self) -> dict[str, Any]:
-        return {"framework_share": self.framework_share, "framework_share_basis": self.basis,
-                "own_kernels": self.own_kernels[:8], "framework_kernels": self.framework_kernels[:8],
-                "trace_busy_us_per_call": self.busy_us_per_call}
+        extra = {"framework_share": self.framework_share, "framework_share_basis": self.basis,
+                 "own_kernels": self.own_kernels[:8], "framework_kernels": self.framework_kernels[:8],
+                 "trace_busy_us_per_call": self.busy_us_per_call}
+        if self.truncated:
+            extra["trace_truncated"] = True
+        return extra
 
 
 def classify(name: str, own_names: set[str] | None) -> str:
@@ -361,7 +383,10 @@ def _analyze_device(summary: dict, own_names: set[str] | None) -> TraceFindings:
                 f.hidden.append(f"kernel {kernel_identifier(ev[0])} on stream {ev[1]} ended "
                                 f"{(ev[2] + ev[3] - end[2]) / 1000:.1f} us after the timed stream's work "
                                 f"(stream {timed_stream}) was done")
-    if spans:
+    f.truncated = bool(summary.get("truncated"))
+    # A truncated trace ends inside a call whose end marker it lost: its kernels come after the last
+    # whole call's end marker without having been launched after any call returned.
+    if spans and not f.truncated:
         last_end = spans[-1][1][4]
         for ev in events:
             if ev[4] > last_end and MARKER not in ev[0]:
