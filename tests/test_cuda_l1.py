@@ -41,6 +41,8 @@ PLANTED = {
         ("kb_l1_1", 1, "matmul", "correct", 40.0, None, 2, 0.0, {"score_default": 3.0}),
     ],
 }
+# (device, task) whose eager baseline itself failed the contract there
+EAGER_WRONG = {("h200", "kb_l2_1")}
 # the h200 runs were given another --method: the study and the GLM go by the GPU set all the same
 METHOD = {"h100": "cuda-l1-{set}{suffix}", "h200": "h200-batch-{set}{suffix}"}
 
@@ -55,8 +57,10 @@ def _build(path, device, device_name):
             rid = store.start_run(method, {"framework_threshold": 0.1}, device, "cuda", method,
                                   {"device_name": device_name}, {"python": "3.x", "packages": {"torch": "x"}}, 1)
             for task, level, category, verdict, t, error, launches, share, scores in planted:
-                store.record_unit(rid, task, "eager", "eager", [dict(_row(task, category, "eager", "correct", EAGER_US,
-                                                                          True), timer="cuda_event")])
+                wrong = (device, task) in EAGER_WRONG
+                store.record_unit(rid, task, "eager", "eager", [dict(
+                    _row(task, category, "eager", "incorrect" if wrong else "correct", None if wrong else EAGER_US,
+                         True), timer="cuda_event")])
                 own = scores.get(f"score_{variant}")
                 vs_eager = scores["score_default"] if variant == "default" else scores["score_default"] / own
                 extra = {"import": {"importer": "kernelbench-rows", "level": level, "gpu_set": gpu_set,
@@ -197,3 +201,18 @@ def test_report_section_only_for_cuda_l1_stores(stores, cli):
                          "--no-run-detail")
     assert code == 0, err
     assert "CUDA-L1" not in out
+
+
+def test_an_incorrect_verdict_where_eager_itself_was_incorrect_is_counted_apart(st, stores, cli, tmp_path):
+    assert bool(_kernel(st, "kb_l2_1", "a100", "default", "h200").eager_fails_too)
+    assert not bool(_kernel(st, "kb_l2_1", "a100", "default", "h100").eager_fails_too)  # correct there
+    assert not bool(_kernel(st, "kb_l1_2", "a100", "default", "h200").eager_fails_too)  # eager right there
+    assert _group(st, "a100", "default", "h200").eager_fails_too == 1
+    assert _group(st, "a100", "default", "h100").eager_fails_too == 0
+    assert any("kb_l2_1 on h200" in n for n in st.notes)
+    assert "1 of the incorrect verdicts are on tasks whose eager baseline was itself incorrect" in st.headline()
+    out = tmp_path / "summary.json"
+    code, text, err = cli("analyze", "cuda-l1", "--store", stores[0], "--store", stores[1], "--json", out)
+    assert code == 0, err
+    assert "incorrect, eager too" in text
+    assert json.loads(out.read_text())["by_set"]["a100"]["default"]["h200"]["incorrect_eager_too"] == 1

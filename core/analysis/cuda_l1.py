@@ -21,6 +21,11 @@ No custom kernel: a row that records ``own_launches == 0`` or a ``framework`` re
 of the candidate ran. Fallback: a candidate whose own kernels ran but whose largest framework share
 is above the threshold its run judged with (disjoint from "no custom kernel").
 
+Eager fails too: an ``incorrect`` kernel whose task's eager baseline was itself ``incorrect`` on that
+device (PyTorch's own float32 outside the contract against the float64 reference: a deep model's
+accumulated rounding, dropout in training mode, an output of rounding noise). Such a verdict says
+nothing of the candidate; the tables count and name those kernels apart.
+
 Everything that was not measured is None here and "-" with the reason in the tables, never 0.
 """
 
@@ -148,6 +153,14 @@ def _eager_times(rows: pd.DataFrame) -> dict:
     return {(r.run_key, r.task, r.shape, r.dtype): r.time_median_us for r in base.itertuples(index=False)}
 
 
+def _eager_failed(results: ResultSet) -> set[tuple[str, str]]:
+    """(hw, task) where the eager baseline's answer was ``incorrect`` on some shape and dtype."""
+    hw = {r.key: r.hw for r in results.runs}
+    rows = results.rows
+    bad = rows[(rows["method"] == "eager") & (rows["verdict"] == Verdict.INCORRECT)]
+    return {(hw.get(k), t) for k, t in zip(bad["run_key"], bad["task"])}
+
+
 def _why_no_speedup(a: pd.Series) -> str:
     if a["verdict"] == Verdict.MISSING:
         return "missing: " + (str(a["first_error"])[:60] if a["first_error"] else "no code for this variant")
@@ -182,6 +195,7 @@ def study(results: ResultSet, attempts: pd.DataFrame, roles: tuple[str, ...] = (
     rows = rows[(rows["verdict"] != Verdict.SKIPPED) & ~rows["is_baseline"].astype(bool)]
     per = {k: g for k, g in rows.groupby(["run_key", "task", "backend", "method"])}
     eager = _eager_times(results.rows)
+    eager_failed = _eager_failed(results)
     configs = {r.key: r.config for r in results.runs}
     order = {r.key: i for i, r in enumerate(results.runs)}
     devices = sorted(cands["hw"].unique())
@@ -214,6 +228,7 @@ def study(results: ResultSet, attempts: pd.DataFrame, roles: tuple[str, ...] = (
                     "recorded_score": score, "recorded_vs_eager": vs_eager,
                     "ratio": measured / vs_eager if measured and vs_eager else None,
                     "ratio_as_timed": timed / vs_eager if timed and vs_eager and a["verdict"] in RIGHT else None,
+                    "eager_fails_too": a["verdict"] == Verdict.INCORRECT and (a["hw"], a["task"]) in eager_failed,
                     **{k: ev[k] for k in ("no_custom_kernel", "fallback", "framework_share")}})
     kernels = pd.DataFrame(out)
     # a device that ran a (set, variant) but not one of its kernels: "-" with the reason
@@ -229,10 +244,16 @@ def study(results: ResultSet, attempts: pd.DataFrame, roles: tuple[str, ...] = (
                            "hw": hw, "device": names.get(hw, hw), "run_key": None, "ran": False, "verdict": None,
                            "correct": False, "correct_count": None, "speedup_eager": None,
                            "speedup_eager_by_combo": {}, "speedup_as_timed": None, "ratio": None,
-                           "ratio_as_timed": None, "no_custom_kernel": False, "fallback": False,
+                           "ratio_as_timed": None, "eager_fails_too": False, "no_custom_kernel": False,
+                           "fallback": False,
                            "framework_share": None, "note": f"not run on {hw}"})
     if absent:
         kernels = pd.concat([kernels, pd.DataFrame(absent)], ignore_index=True)
+    failed = sorted({(hw, t) for hw, t in eager_failed if hw in devices and t in set(kernels["task"])})
+    if failed:
+        notes.append(f"on {len(failed)} (device, task) pair(s) the eager baseline itself was incorrect under the "
+                     "task's contract, so a candidate's `incorrect` there says nothing of it (counted apart as "
+                     "'incorrect, eager too'): " + ", ".join(f"{t} on {hw}" for hw, t in failed))
     kernels = kernels.sort_values(["set", "variant", "level", "task", "hw"], na_position="last").reset_index(drop=True)
     sets, variants = sorted(kernels["set"].unique()), sorted(kernels["variant"].unique(), key=_variant_order)
     groups = _groups(kernels, sets, variants, devices)
@@ -255,7 +276,7 @@ def _groups(kernels: pd.DataFrame, sets: list[str], variants: list[str], devices
             continue
         rec: dict[str, Any] = {"set": s, "variant": v, "hw": hw, "candidates": len(g)}
         if g.empty:
-            out.append({**rec, "verdicts": {}, "correct": 0, "no_custom_kernel": 0, "fallback": 0,
+            out.append({**rec, "verdicts": {}, "correct": 0, "eager_fails_too": 0, "no_custom_kernel": 0, "fallback": 0,
                         "median_speedup_eager": None, "median_speedup_as_timed": None, "median_recorded_score": None,
                         "median_recorded_vs_eager": None, "median_ratio": None, "timed": 0,
                         "note": f"set {s}, variant {v} not run on {hw}"})
@@ -267,7 +288,8 @@ def _groups(kernels: pd.DataFrame, sets: list[str], variants: list[str], devices
             note = "no correct, timed candidate (" + ", ".join(f"{int(counts[x])} {x}" for x in SEVERITY
                                                                 if x in counts) + ")"
         rec.update(verdicts={str(x): int(counts[x]) for x in SEVERITY if x in counts},
-                   correct=int(g["correct"].sum()), no_custom_kernel=int(g["no_custom_kernel"].sum()),
+                   correct=int(g["correct"].sum()), eager_fails_too=int(g["eager_fails_too"].sum()),
+                   no_custom_kernel=int(g["no_custom_kernel"].sum()),
                    fallback=int(g["fallback"].sum()), timed=len(measured),
                    median_speedup_eager=median(measured["speedup_eager"]),
                    median_speedup_as_timed=median(g["speedup_as_timed"]),
@@ -378,6 +400,10 @@ def headline(st: CudaL1Study) -> str:
             parts.append(f"Kernels optimized for {s}: " + "; ".join(per_device) + ".")
     if not parts:
         return "No CUDA-L1 candidate was run."
+    too = st.kernels[st.kernels["eager_fails_too"].fillna(False).astype(bool)]
+    if len(too):
+        parts.append(f"{len(too)} of the incorrect verdicts are on tasks whose eager baseline was itself incorrect on "
+                     f"that device ({too['task'].nunique()} task(s)): they say nothing of the candidates.")
     ratios = st.kernels["ratio"].dropna()
     claimed = st.kernels[st.kernels["ran"]]
     if len(ratios):
@@ -427,7 +453,8 @@ def summary(st: CudaL1Study) -> dict[str, Any]:
     for r in st.groups.itertuples(index=False):
         by_set.setdefault(r.set, {}).setdefault(r.variant, {})[r.hw] = {
             "device": st.device_names.get(r.hw, r.hw), "candidates": int(r.candidates),
-            "verdicts": dict(r.verdicts), "correct": int(r.correct), "no_custom_kernel": int(r.no_custom_kernel),
+            "verdicts": dict(r.verdicts), "correct": int(r.correct), "incorrect_eager_too": int(r.eager_fails_too),
+            "no_custom_kernel": int(r.no_custom_kernel),
             "fallback": int(r.fallback), "timed": int(r.timed), "median_speedup_eager": _r(r.median_speedup_eager),
             "median_speedup_as_timed": _r(r.median_speedup_as_timed),
             "median_recorded_score": _r(r.median_recorded_score),

@@ -410,12 +410,15 @@ def cuda_l1_blocks(doc: Document, st: CudaL1Study) -> None:
           "every shape and dtype. Claimed over eager: CUDA-L1's score_default, or score_default / score_<variant> for "
           "the cuda_graph / cudnn variants (rewritten references). Ratio = measured / claimed. No custom kernel: none "
           "of the candidate's own kernels ran; fallback: its kernels ran but framework kernels took more than the "
-          "run's threshold of the device time. As timed: the speedup of every right answer, framework ones included.")
-    doc.table(["set", "variant", "device", "candidates", "verdicts", "correct", "no custom kernel", "fallback",
+          "run's threshold of the device time. As timed: the speedup of every right answer, framework ones included. "
+          "Incorrect, eager too: of the incorrect ones, those whose task's eager baseline was itself incorrect on "
+          "that device, a verdict that says nothing of the candidate.")
+    doc.table(["set", "variant", "device", "candidates", "verdicts", "correct", "incorrect, eager too",
+               "no custom kernel", "fallback",
                "median vs eager", "median as timed", "median recorded score", "median claimed vs eager",
                "median ratio"],
               [[r.set, r.variant, r.hw, r.candidates, ", ".join(f"{k} {v}" for k, v in r.verdicts.items()) or "-",
-                r.correct, r.no_custom_kernel, r.fallback, _or_why(r.median_speedup_eager, r.note),
+                r.correct, r.eager_fails_too, r.no_custom_kernel, r.fallback, _or_why(r.median_speedup_eager, r.note),
                 _x(r.median_speedup_as_timed), _x(r.median_recorded_score), _x(r.median_recorded_vs_eager),
                 _ratio(r.median_ratio)] for r in st.groups.itertuples(index=False)])
     doc.h3("The same kernel on two devices")
@@ -454,7 +457,8 @@ def cuda_l1_blocks(doc: Document, st: CudaL1Study) -> None:
     doc.table(["task", "level", "set", "variant", "device", "verdict", "vs eager", "as timed", "recorded score",
                "claimed vs eager", "ratio", "framework share", "no custom kernel"],
               [[r.task, _f(_number(r.level), ".0f"), r.set, r.variant, r.hw, r.verdict if _present(r.verdict) else "-",
-                _or_why(r.speedup_eager, _cell(r.note, 70)), _x(r.speedup_as_timed), _x(r.recorded_score),
+                _or_why(r.speedup_eager, _cell(r.note, 70)) + (" (eager too)" if r.eager_fails_too else ""),
+                _x(r.speedup_as_timed), _x(r.recorded_score),
                 _x(r.recorded_vs_eager), _ratio(r.ratio), _pct(r.framework_share) if _present(r.framework_share)
                 else "-", "yes" if r.no_custom_kernel else ""] for r in st.kernels.itertuples(index=False)])
     for note in st.notes:
