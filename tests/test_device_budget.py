@@ -9,8 +9,15 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from mkbench.contracts import Tol, compare_close
-from mkbench.engine.device import (CONTEXT_BYTES, FOOTPRINT_FACTOR, JUDGE_FACTOR, MEMORY_SHARE, MemoryBudget, footprint,
-                                  task_bytes)
+from mkbench.engine.device import (
+    CONTEXT_BYTES,
+    FOOTPRINT_FACTOR,
+    JUDGE_FACTOR,
+    MEMORY_SHARE,
+    MemoryBudget,
+    footprint,
+    task_bytes,
+)
 from mkbench.inputs import same
 from mkbench.task import load_task_file
 
