@@ -216,3 +216,15 @@ def test_an_incorrect_verdict_where_eager_itself_was_incorrect_is_counted_apart(
     assert code == 0, err
     assert "incorrect, eager too" in text
     assert json.loads(out.read_text())["by_set"]["a100"]["default"]["h200"]["incorrect_eager_too"] == 1
+
+
+def test_the_report_names_the_tasks_whose_baseline_failed_its_contract(stores, cli):
+    code, out, err = cli("report", "--store", stores[0], "--store", stores[1], "--no-run-detail")
+    assert code == 0, err
+    verdicts = out.split("## Verdicts and framework share")[1].split("\n## ")[0]
+    assert "A baseline's own answer failed its task's contract on 1 (hardware, task) pair(s); 1 of the" in verdicts
+    row = next(r for r in verdicts.splitlines() if "kb_l2_1" in r)
+    assert [c.strip() for c in row.strip("|").split("|")] == ["h200", "kb_l2_1", "eager", "1"]
+    code, out, err = cli("report", "--store", stores[0], "--no-run-detail")  # the h100 store: eager right there
+    assert code == 0, err
+    assert "A baseline's own answer failed" not in out

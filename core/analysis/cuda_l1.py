@@ -153,14 +153,6 @@ def _eager_times(rows: pd.DataFrame) -> dict:
     return {(r.run_key, r.task, r.shape, r.dtype): r.time_median_us for r in base.itertuples(index=False)}
 
 
-def _eager_failed(results: ResultSet) -> set[tuple[str, str]]:
-    """(hw, task) where the eager baseline's answer was ``incorrect`` on some shape and dtype."""
-    hw = {r.key: r.hw for r in results.runs}
-    rows = results.rows
-    bad = rows[(rows["method"] == "eager") & (rows["verdict"] == Verdict.INCORRECT)]
-    return {(hw.get(k), t) for k, t in zip(bad["run_key"], bad["task"])}
-
-
 def _why_no_speedup(a: pd.Series) -> str:
     if a["verdict"] == Verdict.MISSING:
         return "missing: " + (str(a["first_error"])[:60] if a["first_error"] else "no code for this variant")
@@ -195,7 +187,7 @@ def study(results: ResultSet, attempts: pd.DataFrame, roles: tuple[str, ...] = (
     rows = rows[(rows["verdict"] != Verdict.SKIPPED) & ~rows["is_baseline"].astype(bool)]
     per = {k: g for k, g in rows.groupby(["run_key", "task", "backend", "method"])}
     eager = _eager_times(results.rows)
-    eager_failed = _eager_failed(results)
+    eager_failed = {key for key, methods in results.failed_baselines().items() if "eager" in methods}
     configs = {r.key: r.config for r in results.runs}
     order = {r.key: i for i, r in enumerate(results.runs)}
     devices = sorted(cands["hw"].unique())

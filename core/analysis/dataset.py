@@ -63,6 +63,20 @@ class ResultSet:
     def hardware(self) -> list[str]:
         return sorted(self.rows["hw"].unique()) if len(self.rows) else []
 
+    def failed_baselines(self) -> dict[tuple[str, str], list[str]]:
+        """(hardware, task) -> the baselines (eager, torch.compile) whose answer the task's contract
+        rejected there on some shape and dtype. PyTorch's own float32 can fail a contract written
+        against a float64 reference (a deep model's accumulated rounding, dropout in training mode,
+        an output of rounding noise): there a candidate's ``incorrect`` says nothing of it."""
+        if not len(self.rows):
+            return {}
+        rows = self.rows
+        bad = rows[rows["is_baseline"].astype(bool) & (rows["verdict"] == "incorrect")]
+        out: dict[tuple[str, str], list[str]] = {}
+        for (hw, task), g in bad.groupby(["hw", "task"], sort=True):
+            out[(hw, task)] = sorted(g["method"].unique())
+        return out
+
 
 def _label(path: Path, used: set[str]) -> str:
     label = path.parent.name if path.stem in ("results", "mkbench") else path.stem

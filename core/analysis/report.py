@@ -343,6 +343,15 @@ def verdicts_section(doc: Document, ctx: _Context) -> None:
                "rows above threshold", "static warnings"], table)
     if not evaluated["extra"].map(lambda e: isinstance(e, dict) and e.get("framework_share") is not None).any():
         doc.p("No framework share was measured in these runs (stores from before the measurement, or no profiler).")
+    failed = ctx.results.failed_baselines()
+    if failed:
+        wrong = cands[cands["verdict"] == Verdict.INCORRECT]
+        hit = sum((hw, task) in failed for hw, task in zip(wrong["hw"], wrong["task"]))
+        doc.p(f"A baseline's own answer failed its task's contract on {len(failed)} (hardware, task) pair(s); "
+              f"{hit} of the candidates' `incorrect` verdicts are there and say nothing of the candidates:")
+        doc.table(["hw", "task", "baselines incorrect", "candidates incorrect there"],
+                  [[hw, task, ", ".join(methods), int(((wrong["hw"] == hw) & (wrong["task"] == task)).sum())]
+                   for (hw, task), methods in failed.items()])
 
 
 # --- recorded scores of imported candidates ------------------------------------------------------
