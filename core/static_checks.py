@@ -194,6 +194,10 @@ class _Scanner(ast.NodeVisitor):
             self.add(node, "threads", f"calls {name}: work in another thread or process escapes the timer")
         elif name.split(".")[0] == "gc" or name.startswith("sys._getframe") or name.split(".")[0] == "inspect":
             self.add(node, "introspection", f"calls {name}")
+        elif name == "torch.backends.cudnn.flags" and _turns_cudnn_off(node):
+            self.add(node, "cudnn_off", "torch.backends.cudnn.flags() without enabled=True turns cuDNN off inside "
+                                        "the block (`enabled` defaults to False): convolutions run PyTorch's slow "
+                                        "fallbacks")
         elif not self.kernel_depth:
             module = name.rsplit(".", 1)[0] if "." in name else ""
             if (module in FRAMEWORK_MODULES or name.startswith("torch.nn.functional.")
@@ -210,6 +214,17 @@ class _Scanner(ast.NodeVisitor):
     def _in_key_position(self, node: ast.Call) -> bool:
         # Conservatively: data_ptr() anywhere outside a kernel launch's argument list is a key.
         return True
+
+
+def _turns_cudnn_off(call: ast.Call) -> bool:
+    """Whether a ``torch.backends.cudnn.flags(...)`` call disables cuDNN: ``enabled`` (its first
+    parameter) left out, or given as the constant False. CUDA-L1's released cudnn-variant code leaves it
+    out in 102 of 250 kernels, meaning to set ``benchmark`` (reports/2026-11-28-cuda-l1); 65 of them in
+    a call this scan reads, the others through a dict (``**flags``), which it does not follow."""
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "enabled"), None)
+    if given is None:
+        return not any(k.arg is None for k in call.keywords)  # **kwargs may carry it
+    return isinstance(given, ast.Constant) and given.value is False
 
 
 def scan_python(source: str, filename: str = "<candidate>") -> list[Finding]:
