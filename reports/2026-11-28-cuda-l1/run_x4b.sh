@@ -11,8 +11,17 @@
 #     --gpu-set h100 --variant all
 #   mkbench import kernelbench .bench/cudal1/a100.json --out /tmp/x4-tasks-a100 --solutions-out .bench/x4/sol-a100 \
 #     --gpu-set a100 --variant default          # and the same for h20 (sol-h20)
-# Device call (carry .bench/x4; RUNS: "solutions-folder:method ..." in order):
+# Device call (carry .bench/x4; RUNS: "solutions-folder:method ..." in order; TASKS: optional
+# comma-separated task names; STORE: an earlier call's store to go on with, ADOPT=1 where its key stayed
+# on the machine that wrote it):
 #   DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
+# Next (not run yet): the six cudnn-variant kernels called `hack` in call 7, with the trace's new cap
+# (686ef57): their unit logs say how many device events each trace had ("N on the device (K kept)")
+#   RUNS=sol/cudnn:cuda-l1-h100-cudnn-probe TASKS=kb_l2_6,kb_l2_24,kb_l2_43,kb_l2_79,kb_l2_83,kb_l3_16 \
+#     DEADLINE=150 bash reports/2026-11-28-cuda-l1/run_x4b.sh      # on one GPU or four
+# then the rest of the a100 set and the h20 set into call 7's store:
+#   ADOPT=1 STORE=reports/2026-11-28-cuda-l1/call7-x4-h100/cudal1.sqlite RUNS="sol-a100:cuda-l1-a100 \
+#     sol-h20:cuda-l1-h20" DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 began=$(date +%s)
@@ -31,7 +40,7 @@ for r in $runs; do
   [ "$left" -lt 30 ] && { echo "$method: not started, $left s left" | tee -a "$out/runs.log"; continue; }
   start=$(date +%s)
   timeout -s TERM "$left" python3 -m mkbench run --backend cuda --hw auto --tasks-dir "$x4/tasks" \
-    --solutions "$x4/$sol" --method "$method" --baselines eager --time-role large --gpus all \
+    --solutions "$x4/$sol" --method "$method" ${TASKS:+--task "$TASKS"} --baselines eager --time-role large --gpus all \
     --store "$store" --resume ${ADOPT:+--adopt-store} --no-progress >> "$out/runs.log" 2>&1
   echo "$method: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/runs.log"
 done
