@@ -19,6 +19,10 @@
 # (686ef57): their unit logs say how many device events each trace had ("N on the device (K kept)")
 #   RUNS=sol/cudnn:cuda-l1-h100-cudnn-probe TASKS=kb_l2_6,kb_l2_24,kb_l2_43,kb_l2_79,kb_l2_83,kb_l3_16 \
 #     DEADLINE=150 bash reports/2026-11-28-cuda-l1/run_x4b.sh      # on one GPU or four
+# torch.compile for 40 tasks (compile40.txt: the first 40 by level and number whose default-variant
+# kernel had a right answer on both the H100 and the H200, with eager right on both), on each card:
+#   RUNS=sol/default:cuda-l1-h100 TASKS=$(paste -sd, reports/2026-11-28-cuda-l1/compile40.txt) \
+#     BASELINES=eager,torch_compile DEADLINE=400 bash reports/2026-11-28-cuda-l1/run_x4b.sh
 # then the rest of the a100 set and the h20 set into call 7's store:
 #   ADOPT=1 STORE=reports/2026-11-28-cuda-l1/call7-x4-h100/cudal1.sqlite RUNS="sol-a100:cuda-l1-a100 \
 #     sol-h20:cuda-l1-h20" DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
@@ -40,7 +44,7 @@ for r in $runs; do
   [ "$left" -lt 30 ] && { echo "$method: not started, $left s left" | tee -a "$out/runs.log"; continue; }
   start=$(date +%s)
   timeout -s TERM "$left" python3 -m mkbench run --backend cuda --hw auto --tasks-dir "$x4/tasks" \
-    --solutions "$x4/$sol" --method "$method" ${TASKS:+--task "$TASKS"} --baselines eager --time-role large --gpus all \
+    --solutions "$x4/$sol" --method "$method" ${TASKS:+--task "$TASKS"} --baselines "${BASELINES:-eager}" --time-role large --gpus all \
     --store "$store" --resume ${ADOPT:+--adopt-store} --no-progress >> "$out/runs.log" 2>&1
   echo "$method: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/runs.log"
 done
