@@ -242,6 +242,14 @@ KERNELBENCH_TOLERANCES: dict[str, Tol] = {
     "float32": Tol(1e-4, 1e-4), "float16": Tol(1e-2, 1e-2), "bfloat16": Tol(1e-2, 1e-2),
 }
 
+#: CUDA-L1's own judgement (its ``eval/eval_cuda.py``): ``torch.allclose(original, custom, atol=1e-2,
+#: rtol=1e-2)`` on raw values whatever the dtype, the reference at the problem's own precision. (Its
+#: evaluation also puts both models in eval mode, which the importer does not: models stay in
+#: training mode, as in KernelBench.)
+CUDA_L1_TOLERANCES: dict[str, Tol] = {
+    "float32": Tol(1e-2, 1e-2), "float16": Tol(1e-2, 1e-2), "bfloat16": Tol(1e-2, 1e-2),
+}
+
 #: KernelBench-X's default judgement (``EVAL/1_exe_acc.py``): ``torch.testing.assert_close`` with
 #: rtol = atol = 1e-5 for float32/float64 and 5e-3 for float16/bfloat16 on raw values, other
 #: dtypes exactly, both sides at the task's own precision.
@@ -254,6 +262,12 @@ def kernelbench_allclose() -> "AllClose":
     """KernelBench's tolerance (:data:`KERNELBENCH_TOLERANCES`), for verdicts comparable like for
     like with KernelBench's (``mkbench import kernelbench --contract kernelbench``)."""
     return AllClose(tolerances=dict(KERNELBENCH_TOLERANCES), scale="abs", reference_precision=None)
+
+
+def cuda_l1_allclose() -> "AllClose":
+    """CUDA-L1's tolerance (:data:`CUDA_L1_TOLERANCES`), for verdicts on CUDA-L1's released kernels
+    comparable with the ones it recorded (``mkbench import kernelbench --contract cuda-l1``)."""
+    return AllClose(tolerances=dict(CUDA_L1_TOLERANCES), scale="abs", reference_precision=None)
 
 
 def kernelbench_x_allclose() -> "AllClose":

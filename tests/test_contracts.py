@@ -11,6 +11,7 @@ from mkbench.contracts import (
     Tol,
     absolute_floor,
     compare_close,
+    cuda_l1_allclose,
     kernelbench_allclose,
     kernelbench_x_allclose,
     similarity_metrics,
@@ -500,3 +501,13 @@ def test_rounding_bound_dtypes_leaves_the_other_dtypes_to_their_tolerances():
     assert not bound.check(CheckContext(torch.float16, (x,), (x * 1.1,), lambda: ref, None)).ok
     with pytest.raises(AssertionError, match="does not name"):
         bound.check(CheckContext(torch.float32, (x.float(),), (x.float(),), lambda: ref, None))
+
+
+def test_cuda_l1_tolerance_is_its_own_raw_allclose():
+    # CUDA-L1's eval: torch.allclose(original, custom, atol=1e-2, rtol=1e-2), float32 included
+    contract = cuda_l1_allclose()
+    assert contract.reference_precision is None and contract.scale == "abs"
+    ref = torch.full((10,), 10.0)
+    assert contract.check(_ctx([ref + 0.11], [ref])).ok  # 1e-2 + 1e-2 * 10 = 0.11
+    assert not contract.check(_ctx([ref + 0.12], [ref])).ok
+    assert not kernelbench_allclose().check(_ctx([ref + 0.11], [ref])).ok  # KernelBench's float32 is 1e-4

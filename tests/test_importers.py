@@ -400,6 +400,17 @@ def test_kernelbench_results_json_goes_to_the_manifest(cli, tmp_path):
     assert code == 2 and "holds no code" in err
 
 
+def test_cuda_l1_contract_option(tmp_path, cli):
+    from mkbench.contracts import CUDA_L1_TOLERANCES, Tol
+    code, _, err = cli("import", "kernelbench", KB / "problems" / "19_ReLU.py", "--out", tmp_path / "t",
+                       "--contract", "cuda-l1")
+    assert code == 0, err
+    task = load_task_file(tmp_path / "t" / "activation" / "kb_19_relu.py")
+    assert task.contract.scale == "abs" and task.contract.reference_precision is None
+    assert task.contract.tolerances["float32"] == CUDA_L1_TOLERANCES["float32"] == Tol(1e-2, 1e-2)
+    assert "CUDA-L1's own allclose" in (tmp_path / "t" / "activation" / "kb_19_relu.py").read_text()
+
+
 def test_kernelbench_contract_option(tmp_path):
     from mkbench.contracts import KERNELBENCH_TOLERANCES
     kbg.import_kernelbench(KB / "problems" / "19_ReLU.py", tmp_path / "t", registry=plugins.build_registry(),

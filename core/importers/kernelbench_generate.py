@@ -3,7 +3,7 @@ kernels -> mkbench candidates. Runs at import time; generated files use only
 :mod:`mkbench.importers.kernelbench` in the worker.
 
 Problem files: ``mkbench import kernelbench DIR --out TASKS_DIR [--category C] [--prefix kb_]
-[--shape-role large] [--contract mkbench|kernelbench] [--candidates CAND_DIR --solutions-out
+[--shape-role large] [--contract mkbench|kernelbench|cuda-l1] [--candidates CAND_DIR --solutions-out
 SOL_DIR [--sample N]]``
 
 DIR is a KernelBench problem file (``class Model``, ``get_inputs()``, ``get_init_inputs()``), a
@@ -61,7 +61,9 @@ float32. Contract ``--contract mkbench`` (default): ``AllClose()`` (float64 refe
 1e-4, atol 1e-5 x RMS, floored at float32's smallest normal); ``--contract kernelbench``:
 KernelBench's own ``torch.allclose`` with atol = rtol = 1e-4 on raw values against the reference
 at the same precision (:func:`~mkbench.contracts.kernelbench_allclose`), for verdicts comparable
-with KernelBench's. flops 0 (not carried); bytes: inputs read once and outputs written once,
+with KernelBench's; ``--contract cuda-l1``: CUDA-L1's own evaluation, atol = rtol = 1e-2 on raw values
+(:func:`~mkbench.contracts.cuda_l1_allclose`), for verdicts on its released kernels comparable with
+the scores it recorded. flops 0 (not carried); bytes: inputs read once and outputs written once,
 measured by running the problem once on the ``meta`` device (0 when it cannot run there).
 
 Not supported: more than one shape per problem; dtypes other than float32 (KernelBench's
@@ -97,7 +99,7 @@ from .kernelbench_naming import (
 from .kernelbench_rows import VARIANTS, Row, looks_like_eval_results, read_eval_results, read_rows
 
 #: --contract choices -> the expression in mkbench.contracts that a task file uses
-CONTRACTS = {"mkbench": "AllClose()", "kernelbench": "kernelbench_allclose()"}
+CONTRACTS = {"mkbench": "AllClose()", "kernelbench": "kernelbench_allclose()", "cuda-l1": "cuda_l1_allclose()"}
 ROW_SUFFIXES = (".json", ".jsonl")
 
 
@@ -271,7 +273,8 @@ TASK = Task(
 
 CONTRACT_NOTES = {"mkbench": "mkbench's AllClose (float64 reference, fp32 rtol 1e-4, atol 1e-5 x RMS)",
                   "kernelbench": "KernelBench's own allclose (atol = rtol = 1e-4 on raw values, same-precision "
-                                 "reference)"}
+                                 "reference)",
+                  "cuda-l1": "CUDA-L1's own allclose (atol = rtol = 1e-2 on raw values, same-precision reference)"}
 
 
 def write_task(p: Problem, out: Path, *, role: str, contract: str, measure: bool = True) -> tuple[Path, dict | None]:

@@ -15,7 +15,8 @@
 # SET: a100, h100, h20, l40 or 3090 (the file's stem, recorded as each candidate's GPU set);
 # VARIANT: default, cuda_graph or cudnn; TASKS: optional comma-separated task names (kb_l1_19,...);
 # TASKS_FILE: the same, one name per line (h200-rest.txt: the set's tasks call 2's H200 store lacks);
-# CONTRACT: mkbench (default) or kernelbench (KernelBench's own atol = rtol = 1e-4 on raw values: the
+# CONTRACT: mkbench (default), cuda-l1 (CUDA-L1's own atol = rtol = 1e-2, the like-for-like verdicts
+# against its recorded scores) or kernelbench (KernelBench's own atol = rtol = 1e-4 on raw values: the
 # like-for-like verdicts against CUDA-L1's claims; its own tasks folder, and a store of its own to
 # analyse apart, since both stores hold the same kernels on the same device);
 # DEADLINE: seconds for the run (default 480). A run cut off goes on in a later call with STORE
