@@ -243,9 +243,9 @@ KERNELBENCH_TOLERANCES: dict[str, Tol] = {
 }
 
 #: CUDA-L1's own judgement (its ``eval/eval_cuda.py``): ``torch.allclose(original, custom, atol=1e-2,
-#: rtol=1e-2)`` on raw values whatever the dtype, the reference at the problem's own precision. (Its
-#: evaluation also puts both models in eval mode, which the importer does not: models stay in
-#: training mode, as in KernelBench.)
+#: rtol=1e-2)`` on raw values whatever the dtype, the reference at the problem's own precision. Its
+#: evaluation also puts both models in eval mode: ``mkbench import kernelbench --contract cuda-l1``
+#: builds the task's and the candidates' models so (``importers.kernelbench``'s ``eval_mode``).
 CUDA_L1_TOLERANCES: dict[str, Tol] = {
     "float32": Tol(1e-2, 1e-2), "float16": Tol(1e-2, 1e-2), "bfloat16": Tol(1e-2, 1e-2),
 }

@@ -411,6 +411,54 @@ def test_cuda_l1_contract_option(tmp_path, cli):
     assert "CUDA-L1's own allclose" in (tmp_path / "t" / "activation" / "kb_19_relu.py").read_text()
 
 
+_DROPOUT_PROBLEM = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.drop = nn.Dropout(p)
+        self.norm = nn.BatchNorm1d(8)
+
+    def forward(self, x):
+        return self.drop(self.norm(x))
+
+def get_inputs():
+    return [torch.randn(16, 8) * 3 + 1]
+
+def get_init_inputs():
+    return [0.5]
+"""
+
+_DROPOUT_CANDIDATE = _DROPOUT_PROBLEM.replace("class Model(", "class ModelNew(")
+
+
+@pytest.mark.parametrize("contract, eval_mode", [("cuda-l1", True), ("mkbench", False), ("kernelbench", False)])
+def test_cuda_l1_contract_runs_both_models_in_eval_mode(tmp_path, cli, contract, eval_mode):
+    # CUDA-L1's eval/eval_cuda.py calls .eval() on the reference and on the candidate; KernelBench does not
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "1_Dropout_BatchNorm.py").write_text(_DROPOUT_PROBLEM)
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "1_Dropout_BatchNorm.py").write_text(_DROPOUT_CANDIDATE)
+    code, _, err = cli("import", "kernelbench", tmp_path / "p", "--out", tmp_path / "t", "--contract", contract,
+                       "--category", "normalization", "--candidates", tmp_path / "c", "--solutions-out",
+                       tmp_path / "s")
+    assert code == 0, err
+    task_file = tmp_path / "t" / "normalization" / "kb_1_dropout_batchnorm.py"
+    sol_file = tmp_path / "s" / "normalization" / "kb_1_dropout_batchnorm.py"
+    assert ("eval_mode=True" in task_file.read_text()) == eval_mode
+    assert ("eval_mode=True" in sol_file.read_text()) == eval_mode
+    task = load_task_file(task_file)
+    x = task.make_inputs(task.shapes[0], torch.float32, torch.Generator().manual_seed(0))[0]
+    ref = task.reference(x)
+    cand = load_python_candidate(sol_file, task.name)(x)
+    if eval_mode:  # running statistics of a fresh BatchNorm (0, 1) and no dropout: the input, eps aside
+        assert torch.allclose(ref, x / (1 + 1e-5) ** 0.5) and torch.equal(ref, cand)
+    else:  # batch statistics and dropout: half the values zeroed
+        assert (ref == 0).float().mean() > 0.2 and not torch.allclose(ref, x / (1 + 1e-5) ** 0.5)
+
+
 def test_kernelbench_contract_option(tmp_path):
     from mkbench.contracts import KERNELBENCH_TOLERANCES
     kbg.import_kernelbench(KB / "problems" / "19_ReLU.py", tmp_path / "t", registry=plugins.build_registry(),

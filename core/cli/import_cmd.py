@@ -56,7 +56,7 @@ def add_parser(sub) -> None:
                     help="role of the problem's single shape (default large: the CPU profile skips it)")
     kb.add_argument("--contract", default="mkbench", choices=["mkbench", "kernelbench", "cuda-l1"],
                     help="mkbench's AllClose (default), KernelBench's own atol = rtol = 1e-4 on raw values, or "
-                         "CUDA-L1's own atol = rtol = 1e-2 (for its released kernels)")
+                         "CUDA-L1's own atol = rtol = 1e-2 with the models in eval mode (for its released kernels)")
     kb.add_argument("--candidates", type=Path, metavar="CAND_DIR", help="ModelNew files to import as candidates")
     kb.add_argument("--solutions-out", type=Path, metavar="SOL_DIR",
                     help="where the candidates go (with --candidates, or for JSON rows)")

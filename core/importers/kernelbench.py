@@ -11,8 +11,9 @@ KernelBench (ScalingIntelligence) problems define ``class Model(nn.Module)`` bui
 * weights: ``torch.manual_seed(42)`` before ``get_init_inputs()`` and again before
   ``Model(*init_inputs)`` (and before ``ModelNew(...)``), built on the CPU, then moved to the
   inputs' device and floating dtype (init-input tensors are moved first); one model per (device,
-  dtype), cached. Models stay in training mode, as in KernelBench; ``forward`` runs under
-  ``torch.no_grad()``;
+  dtype), cached. Models stay in training mode, as in KernelBench (in eval mode where the task and
+  its candidates were imported with ``--contract cuda-l1``, as CUDA-L1's evaluation puts them:
+  ``eval_mode``); ``forward`` runs under ``torch.no_grad()``;
 * inputs: ``get_inputs()`` under ``torch.manual_seed(s)`` (``random`` and numpy seeded with ``s``
   too), ``s`` drawn from mkbench's generator, with the worker's device as torch's default device;
   top-level tensors are then moved to the device and floating ones cast to the task dtype (nested
@@ -62,22 +63,25 @@ def _to(v: Any, device: torch.device, dtype: torch.dtype) -> Any:
 
 
 def build_model(model_cls: type, init_inputs_fn: Callable[[], Any], device: torch.device | str,
-                dtype: torch.dtype, seed: int = WEIGHT_SEED) -> torch.nn.Module:
+                dtype: torch.dtype, seed: int = WEIGHT_SEED, eval_mode: bool = False) -> torch.nn.Module:
     """KernelBench's construction: seed, ``get_init_inputs()`` (tensors moved to device/dtype), seed
-    again, ``model_cls(*init_inputs)`` on the CPU, then ``.to(device, dtype)``. The global RNG
-    state is restored afterwards."""
+    again, ``model_cls(*init_inputs)`` on the CPU, then ``.to(device, dtype)``; ``.eval()`` with
+    ``eval_mode``. The global RNG state is restored afterwards."""
     device = torch.device(device)
     with torch.random.fork_rng(devices=cuda_devices(device)), torch.no_grad():
         torch.manual_seed(seed)
         init = [_to(v, device, dtype) for v in init_inputs_fn()]
         torch.manual_seed(seed)
         model = model_cls(*init)
-    return model.to(device=device, dtype=dtype)
+    model = model.to(device=device, dtype=dtype)
+    return model.eval() if eval_mode else model
 
 
 class _ModelCache:
-    def __init__(self, model_cls: Callable[[], type], init_inputs_fn: Callable[[], Callable], seed: int):
+    def __init__(self, model_cls: Callable[[], type], init_inputs_fn: Callable[[], Callable], seed: int,
+                 eval_mode: bool = False):
         self._model_cls, self._init_inputs_fn, self.seed = model_cls, init_inputs_fn, seed
+        self.eval_mode = eval_mode
         self._models: dict[tuple[str, torch.dtype], torch.nn.Module] = {}
 
     def prebuild(self) -> None:
@@ -92,7 +96,7 @@ class _ModelCache:
         key = (str(device), dtype)
         model = self._models.get(key)
         if model is None:
-            model = build_model(self._model_cls(), self._init_inputs_fn(), device, dtype, self.seed)
+            model = build_model(self._model_cls(), self._init_inputs_fn(), device, dtype, self.seed, self.eval_mode)
             self._models[key] = model
         with torch.no_grad():
             return model(*inputs)
@@ -109,10 +113,11 @@ class ProblemRuntime:
     """What a generated task file delegates to: the problem is imported lazily (listing tasks
     does not run problem code), models are built once per (device, dtype)."""
 
-    def __init__(self, source: str | Path, task_name: str, seed: int = WEIGHT_SEED):
+    def __init__(self, source: str | Path, task_name: str, seed: int = WEIGHT_SEED, eval_mode: bool = False):
         self.source, self.task_name, self.seed = Path(source), task_name, seed
         self._module = None
-        self._reference = _ModelCache(lambda: self.module.Model, lambda: self.module.get_init_inputs, seed)
+        self._reference = _ModelCache(lambda: self.module.Model, lambda: self.module.get_init_inputs, seed,
+                                      eval_mode)
 
     @property
     def module(self):
@@ -162,7 +167,7 @@ def init_inputs_from_source(source: str, label: str) -> Callable[[], Any]:
 
 
 def model_new_kernel_function(model_cls: type | None, init_inputs_fn: Callable[[], Any],
-                              seed: int = WEIGHT_SEED) -> Callable[..., Any]:
+                              seed: int = WEIGHT_SEED, eval_mode: bool = False) -> Callable[..., Any]:
     """The mkbench entry point for a KernelBench candidate: ``ModelNew`` built with the same seed
     and init inputs as the reference's ``Model`` (see :func:`build_model`), once per (device,
     dtype) of the inputs, then ``forward(*inputs)`` under ``torch.no_grad()``."""
@@ -170,7 +175,7 @@ def model_new_kernel_function(model_cls: type | None, init_inputs_fn: Callable[[
         raise ImportError("the candidate defines no `ModelNew` class (a KernelBench candidate must)")
     if not isinstance(model_cls, type):
         raise ImportError(f"`ModelNew` is a {type(model_cls).__name__}, not a class")
-    cache = _ModelCache(lambda: model_cls, lambda: init_inputs_fn, seed)
+    cache = _ModelCache(lambda: model_cls, lambda: init_inputs_fn, seed, eval_mode)
 
     def kernel_function(*inputs):
         return cache(*inputs)

@@ -62,8 +62,9 @@ float32. Contract ``--contract mkbench`` (default): ``AllClose()`` (float64 refe
 KernelBench's own ``torch.allclose`` with atol = rtol = 1e-4 on raw values against the reference
 at the same precision (:func:`~mkbench.contracts.kernelbench_allclose`), for verdicts comparable
 with KernelBench's; ``--contract cuda-l1``: CUDA-L1's own evaluation, atol = rtol = 1e-2 on raw values
-(:func:`~mkbench.contracts.cuda_l1_allclose`), for verdicts on its released kernels comparable with
-the scores it recorded. flops 0 (not carried); bytes: inputs read once and outputs written once,
+(:func:`~mkbench.contracts.cuda_l1_allclose`), with the task's and the candidates' models in eval mode
+as CUDA-L1's evaluation runs them, for verdicts on its released kernels comparable with the scores it
+recorded. flops 0 (not carried); bytes: inputs read once and outputs written once,
 measured by running the problem once on the ``meta`` device (0 when it cannot run there).
 
 Not supported: more than one shape per problem; dtypes other than float32 (KernelBench's
@@ -98,6 +99,9 @@ from .kernelbench_naming import (
 )
 from .kernelbench_rows import VARIANTS, Row, looks_like_eval_results, read_eval_results, read_rows
 
+#: contracts that also put the models (the reference's and the candidates') in eval mode, as the
+#: evaluation they come from does (CUDA-L1's eval/eval_cuda.py calls .eval() on both)
+EVAL_MODE_CONTRACTS = {"cuda-l1"}
 #: --contract choices -> the expression in mkbench.contracts that a task file uses
 CONTRACTS = {"mkbench": "AllClose()", "kernelbench": "kernelbench_allclose()", "cuda-l1": "cuda_l1_allclose()"}
 ROW_SUFFIXES = (".json", ".jsonl")
@@ -234,7 +238,7 @@ from mkbench import Shape, Task
 from mkbench import contracts as _contracts
 from mkbench.importers import kernelbench as _kb
 
-_PROBLEM = _kb.ProblemRuntime(Path(__file__).with_name({src_name!r}), {task!r}, seed={seed})
+_PROBLEM = _kb.ProblemRuntime(Path(__file__).with_name({src_name!r}), {task!r}, seed={seed}{mode})
 
 # [shape, is floating, dtype] of every input and output tensor, measured once on the meta device
 # at import time (None: the problem could not run there, so bytes() reports 0).
@@ -274,7 +278,8 @@ TASK = Task(
 CONTRACT_NOTES = {"mkbench": "mkbench's AllClose (float64 reference, fp32 rtol 1e-4, atol 1e-5 x RMS)",
                   "kernelbench": "KernelBench's own allclose (atol = rtol = 1e-4 on raw values, same-precision "
                                  "reference)",
-                  "cuda-l1": "CUDA-L1's own allclose (atol = rtol = 1e-2 on raw values, same-precision reference)"}
+                  "cuda-l1": "CUDA-L1's own allclose (atol = rtol = 1e-2 on raw values, same-precision reference), "
+                             "models in eval mode as its evaluation runs them"}
 
 
 def write_task(p: Problem, out: Path, *, role: str, contract: str, measure: bool = True) -> tuple[Path, dict | None]:
@@ -290,7 +295,7 @@ def write_task(p: Problem, out: Path, *, role: str, contract: str, measure: bool
         label=p.label, src_name=src_name, seed=WEIGHT_SEED, role=role, task=p.task, io=io, category=p.category,
         why=p.why, description=f"KernelBench {level}{p.stem or f'problem {p.number}'} ({p.why})",
         params=_shape_params(io), contract=CONTRACTS[contract], contract_note=CONTRACT_NOTES[contract],
-        stateful=_stateful_argument(stateful_reference(p.source))))
+        stateful=_stateful_argument(stateful_reference(p.source)), mode=_mode(contract in EVAL_MODE_CONTRACTS)))
     return task_file, io
 
 
@@ -380,17 +385,24 @@ import mkbench.importers.kernelbench as _mkbench_kb
 
 _MKBENCH_KB_PROBLEM_SOURCE = {source!r}
 kernel_function = _mkbench_kb.model_new_kernel_function(
-    globals().get("{cls}"), _mkbench_kb.init_inputs_from_source(_MKBENCH_KB_PROBLEM_SOURCE, {problem!r}), seed={seed})
+    globals().get("{cls}"), _mkbench_kb.init_inputs_from_source(_MKBENCH_KB_PROBLEM_SOURCE, {problem!r}), seed={seed}{mode})
 '''  # noqa: E501 (the text of every generated wrapper: changing it would change imported files)
 
 
 def candidate_module_source(candidate_source: str, problem_source: str, *, candidate: str, problem: str,
-                            task: str, seed: int = WEIGHT_SEED, model_class: str = "ModelNew") -> str:
+                            task: str, seed: int = WEIGHT_SEED, model_class: str = "ModelNew",
+                            eval_mode: bool = False) -> str:
     """A candidate module: the ModelNew source verbatim (line numbers unchanged) plus a footer
     defining ``kernel_function`` (from the class ``model_class``: ``Model`` for CUDA-L1's
     rewritten references, which define no ``ModelNew``)."""
     return candidate_source.rstrip("\n") + "\n\n" + WRAPPER_BANNER + "\n" + CANDIDATE_FOOTER.format(
-        cand=candidate, problem=problem, task=task, seed=seed, source=problem_source, cls=model_class)
+        cand=candidate, problem=problem, task=task, seed=seed, source=problem_source, cls=model_class,
+        mode=_mode(eval_mode))
+
+
+def _mode(eval_mode: bool) -> str:
+    """The generated files' extra argument for eval mode (none otherwise: files as before)."""
+    return ", eval_mode=True" if eval_mode else ""
 
 
 def _model_new_note(text: str, model_class: str = "ModelNew") -> str:
@@ -435,7 +447,7 @@ def _match_candidate(path: Path, problems: list[Problem], sample: int) -> tuple[
 
 
 def import_candidates(cand_dir: Path, solutions_out: Path, problems: list[Problem], *, sample: int = 0,
-                      report: ImportReport | None = None) -> ImportReport:
+                      report: ImportReport | None = None, contract: str = "mkbench") -> ImportReport:
     """Write one candidate per ``ModelNew`` file matched to a problem; report the rest."""
     report = report or ImportReport()
     cand_dir = Path(cand_dir)
@@ -473,7 +485,8 @@ def import_candidates(cand_dir: Path, solutions_out: Path, problems: list[Proble
             continue
         dest = Path(solutions_out) / problem.category / f"{problem.task}.py"
         write_file(dest, candidate_module_source(text, problem.source, candidate=path.name,
-                                                 problem=Path(problem.label).name, task=problem.task))
+                                                 problem=Path(problem.label).name, task=problem.task,
+                                                 eval_mode=contract in EVAL_MODE_CONTRACTS))
         manifest.record(problem.category, problem.task, importer="kernelbench", source=str(path), level=problem.level,
                         problem=problem.number, candidate=path.name,
                         recorded=recorded.get((problem.number, this_sample if this_sample is not None else sample)))
@@ -572,13 +585,14 @@ def import_rows(path: Path, out: Path, solutions_out: Path | None, *, registry, 
     written = {p.task for p in _write_tasks([p for p, _ in kept], Path(out), role=shape_role, contract=contract,
                                             report=report)}
     for name, folder in folders.items():
-        count = _write_variant([(p, row) for p, row in kept if p.task in written], folder, name, gpu_set, report)
+        count = _write_variant([(p, row) for p, row in kept if p.task in written], folder, name, gpu_set, report,
+                               contract)
         report.solutions.append((name, folder, count, row_method(gpu_set, name)))
     return report
 
 
 def _write_variant(pairs: list[tuple[Problem, Row]], solutions_out: Path, variant: str, gpu_set: str,
-                   report: ImportReport) -> int:
+                   report: ImportReport, contract: str = "mkbench") -> int:
     """Candidates of one variant into ``solutions_out``; how many were written."""
     manifest = Manifest(Path(solutions_out))
     score_key = VARIANTS[variant].score_key
@@ -595,7 +609,7 @@ def _write_variant(pairs: list[tuple[Problem, Row]], solutions_out: Path, varian
         cls = _model_class(code, variant)
         dest = Path(solutions_out) / p.category / f"{p.task}.py"
         write_file(dest, candidate_module_source(code, p.source, candidate=row.label, problem=p.label, task=p.task,
-                                                 model_class=cls))
+                                                 model_class=cls, eval_mode=contract in EVAL_MODE_CONTRACTS))
         manifest.record(p.category, p.task, candidate=row.label, model_class=cls, **meta)
         count += 1
         shown = gpu_set if variant == "default" else f"{gpu_set}, {variant}"
@@ -643,7 +657,7 @@ def import_kernelbench(src: Path, out: Path, *, registry, category: str | None =
     problems, report = import_problems(src, out, registry=registry, category=category, prefix=prefix,
                                        shape_role=shape_role, contract=contract)
     if candidates is not None:
-        import_candidates(candidates, solutions_out, problems, sample=sample, report=report)
+        import_candidates(candidates, solutions_out, problems, sample=sample, report=report, contract=contract)
     return report
 
 
