@@ -23,6 +23,11 @@
 # kernel had a right answer on both the H100 and the H200, with eager right on both), on each card:
 #   RUNS=sol/default:cuda-l1-h100 TASKS=$(paste -sd, reports/2026-11-28-cuda-l1/compile40.txt) \
 #     BASELINES=eager,torch_compile DEADLINE=400 bash reports/2026-11-28-cuda-l1/run_x4b.sh
+# CUDA-L1's own judgement (--contract cuda-l1: allclose 1e-2, models in eval mode), its own tasks and
+# candidates and a store of its own (analysed apart: the same kernels on the same device):
+#   mkbench import kernelbench .bench/cudal1/h100.json --out .bench/x4/tasks-cl1 --solutions-out \
+#     .bench/x4/sol-cl1 --gpu-set h100 --variant default --contract cuda-l1        # here, first
+#   TASKS_DIR=tasks-cl1 RUNS=sol-cl1:cuda-l1-h100 DEADLINE=400 bash reports/2026-11-28-cuda-l1/run_x4b.sh
 # then the rest of the a100 set and the h20 set into call 7's store:
 #   ADOPT=1 STORE=reports/2026-11-28-cuda-l1/call7-x4-h100/cudal1.sqlite RUNS="sol-a100:cuda-l1-a100 \
 #     sol-h20:cuda-l1-h20" DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
@@ -33,7 +38,8 @@ out=${OUT:-results}
 x4=.bench/x4
 store=$out/cudal1.sqlite
 mkdir -p "$out"
-[ -d "$x4/tasks" ] || { echo "no $x4/tasks: import first and carry $x4 (see the top of this script)" >&2; exit 2; }
+tasks=$x4/${TASKS_DIR:-tasks}
+[ -d "$tasks" ] || { echo "no $tasks: import first and carry $x4 (see the top of this script)" >&2; exit 2; }
 [ -n "${STORE:-}" ] && cp "$STORE" "$store"
 python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
 { nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv; nproc; } > "$out/device.txt" 2>&1
@@ -43,7 +49,7 @@ for r in $runs; do
   left=$(( ${DEADLINE:-540} - ($(date +%s) - began) - 15 ))  # 15 s for the last run to stop and save
   [ "$left" -lt 30 ] && { echo "$method: not started, $left s left" | tee -a "$out/runs.log"; continue; }
   start=$(date +%s)
-  timeout -s TERM "$left" python3 -m mkbench run --backend cuda --hw auto --tasks-dir "$x4/tasks" \
+  timeout -s TERM "$left" python3 -m mkbench run --backend cuda --hw auto --tasks-dir "$tasks" \
     --solutions "$x4/$sol" --method "$method" ${TASKS:+--task "$TASKS"} --baselines "${BASELINES:-eager}" --time-role large --gpus all \
     --store "$store" --resume ${ADOPT:+--adopt-store} --no-progress >> "$out/runs.log" 2>&1
   echo "$method: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/runs.log"
