@@ -116,12 +116,18 @@ def compare_close(out: torch.Tensor, ref: torch.Tensor, tol: Tol, scale: str = "
     n = r_all.numel()
     bounds = [(a, min(a + COMPARE_SLICE, n)) for a in range(0, n, COMPARE_SLICE)] or [(0, 0)]
 
+    # One slice (every output up to COMPARE_SLICE elements: the usual case) is converted to float64 once
+    # and kept for both stages; several are converted again in each stage, one at a time (memory).
+    kept: tuple[torch.Tensor, torch.Tensor] | None = None
+
     def pair(a: int, b: int) -> tuple[torch.Tensor, torch.Tensor]:
-        return _as_float64(o_all[a:b]), _as_float64(r_all[a:b])
+        return kept if kept is not None else (_as_float64(o_all[a:b]), _as_float64(r_all[a:b]))
 
     counts = None
     for a, b in bounds:
         o, r = pair(a, b)
+        if len(bounds) == 1:
+            kept = (o, r)
         o_nan, r_nan = torch.isnan(o), torch.isnan(r)
         o_inf, r_inf = torch.isinf(o), torch.isinf(r)
         part = torch.stack([(o_nan != r_nan).sum(), (o_inf != r_inf).sum(), (o_inf & r_inf & (o != r)).sum(),
@@ -145,20 +151,24 @@ def compare_close(out: torch.Tensor, ref: torch.Tensor, tol: Tol, scale: str = "
             o, r, room = o[finite], r[finite], (None if room is None else room[finite])
         return o, r, room
 
+    whole = [finite_slice(*bounds[0])] if kept is not None else None
+
+    def finite_slices():
+        return whole if whole is not None else (finite_slice(a, b) for a, b in bounds)
+
     one = torch.ones((), dtype=torch.float64, device=r_all.device)
     if scale != "rms":
         s = one
-    elif len(bounds) == 1:
-        s = finite_slice(*bounds[0])[1].square().mean().sqrt()
+    elif whole is not None:
+        s = whole[0][1].square().mean().sqrt()
     else:
-        s = (sum(finite_slice(a, b)[1].square().sum() for a, b in bounds) / judged).sqrt()
+        s = (sum(r.square().sum() for _, r, _ in finite_slices()) / judged).sqrt()
     s = torch.where(s > 0, s, one)
     # max(atol * s, floor), as a device scalar: the same float64 product and maximum as on the host
     atol = (tol.atol * s).clamp_min(absolute_floor(out.dtype))
     rel_floor = torch.where(atol > 0, atol, 1e-300)
     stats = []
-    for a, b in bounds:
-        o, r, room = finite_slice(a, b)
+    for o, r, room in finite_slices():
         if r.numel() == 0:
             continue
         err = (o - r).abs()

@@ -241,7 +241,8 @@ def study(results: ResultSet, attempts: pd.DataFrame, roles: tuple[str, ...] = (
                            "framework_share": None, "note": f"not run on {hw}"})
     if absent:
         kernels = pd.concat([kernels, pd.DataFrame(absent)], ignore_index=True)
-    failed = sorted({(hw, t) for hw, t in eager_failed if hw in devices and t in set(kernels["task"])})
+    studied = set(kernels["task"])
+    failed = sorted({(hw, t) for hw, t in eager_failed if hw in devices and t in studied})
     if failed:
         notes.append(f"on {len(failed)} (device, task) pair(s) the eager baseline itself was incorrect under the "
                      "task's contract, so a candidate's `incorrect` there says nothing of it (counted apart as "

@@ -41,6 +41,7 @@ store adds pass through; fields rows may lack (``extra["framework_share"]``,
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -346,12 +347,12 @@ def verdicts_section(doc: Document, ctx: _Context) -> None:
     failed = ctx.results.failed_baselines()
     if failed:
         wrong = cands[cands["verdict"] == Verdict.INCORRECT]
-        hit = sum((hw, task) in failed for hw, task in zip(wrong["hw"], wrong["task"]))
+        there = Counter(key for key in zip(wrong["hw"], wrong["task"]) if key in failed)
         doc.p(f"A baseline's own answer failed its task's contract on {len(failed)} (hardware, task) pair(s); "
-              f"{hit} of the candidates' `incorrect` verdicts are there and say nothing of the candidates:")
+              f"{sum(there.values())} of the candidates' `incorrect` verdicts are there and say nothing of the "
+              "candidates:")
         doc.table(["hw", "task", "baselines incorrect", "candidates incorrect there"],
-                  [[hw, task, ", ".join(methods), int(((wrong["hw"] == hw) & (wrong["task"] == task)).sum())]
-                   for (hw, task), methods in failed.items()])
+                  [[hw, task, ", ".join(methods), there[(hw, task)]] for (hw, task), methods in failed.items()])
 
 
 # --- recorded scores of imported candidates ------------------------------------------------------
