@@ -17,6 +17,7 @@ through the orchestrator to the worker, with tensors handed over the same way.
 from __future__ import annotations
 
 import os
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -39,11 +40,39 @@ class Judgement:
     warning: str = ""
     #: the reference's answer, where every element of every output is one value (:func:`constant_answer`)
     constant: str = ""
+    #: seconds of this check by part (:class:`Laps`): where a judge's time goes, for ``analyze engine``
+    seconds: dict[str, float] | None = None
 
     def as_dict(self) -> dict:
         return {"ok": self.ok, "message": self.message, "max_abs_err": self.max_abs_err,
                 "max_rel_err": self.max_rel_err,
-                "note": self.note, "warning": self.warning, "constant": self.constant}
+                "note": self.note, "warning": self.warning, "constant": self.constant,
+                **({"seconds": self.seconds} if self.seconds else {})}
+
+
+#: the parts of a check, in :class:`Laps`: reading the worker's outputs (``import``), regenerating the
+#: inputs (``inputs``), the structure of the reference's outputs at the task's dtype (``structure``, once
+#: per combination), the reference at the contract's precision (``reference``), the contract's comparison
+#: and the mutation check (``compare``), emptying the allocator's cache afterwards (``free``)
+JUDGE_PARTS = ("import", "inputs", "structure", "reference", "compare", "free")
+
+
+class Laps:
+    """Seconds of one check by part. On a GPU each lap ends with a synchronisation, so a part holds its
+    own device work and not the queue it left to the next one. The judge is never timed and waits for
+    the device at the end of every check anyway: the extra waits cost it the overlap of a few launches."""
+
+    def __init__(self, device: str):
+        self.device = device
+        self.seconds: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, part: str) -> None:
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+        now = time.perf_counter()
+        self.seconds[part] = round(self.seconds.get(part, 0.0) + now - self._t, 4)
+        self._t = now
 
 
 KEEP_RESERVED_BYTES = 4 * 2**30  # what a judge's allocator may keep between checks (freeing costs re-allocating)
@@ -130,10 +159,14 @@ class Judge:
 
     def check(self, task: Task, shape: Shape, dtype_name: str, seed: int, outputs: tuple,
               inputs_after: tuple | None = None,
-              run_candidate: Callable[..., tuple] | None = None, constant: bool = False) -> Judgement:
+              run_candidate: Callable[..., tuple] | None = None, constant: bool = False,
+              laps: Laps | None = None) -> Judgement:
         """``constant``: also say whether the reference's answer is one value (:func:`constant_answer`),
-        which only the correctness seeds ask: it costs a reduction and a read per output."""
+        which only the correctness seeds ask: it costs a reduction and a read per output. ``laps``: the
+        clock the check's parts go on (one is started here without it)."""
+        laps = laps or Laps(self.device)
         pristine = self.pristine(task, shape, dtype_name, seed)
+        laps.lap("inputs")
         if inputs_after is not None:
             if len(inputs_after) != len(pristine):
                 return Judgement(False,
@@ -141,10 +174,12 @@ class Judge:
             for i, (after, clean) in enumerate(zip(inputs_after, pristine)):
                 if isinstance(clean, torch.Tensor) and not (isinstance(after, torch.Tensor)
                                                             and same(after.to(clean.device), clean)):
-                    return Judgement(False, f"candidate modified input[{i}]")
+                    return Judgement(False, f"candidate modified input[{i}]", seconds=laps.seconds)
+        laps.lap("compare")
         problem, expected = self.structure_problem(task, shape, dtype_name, pristine, outputs)
+        laps.lap("structure")
         if problem:
-            return Judgement(False, problem)
+            return Judgement(False, problem, seconds=laps.seconds)
         warning = ""
         if task.harness_in_call:
             # An imported harness collects results inside the call, wherever it likes (KernelBench-X
@@ -157,7 +192,9 @@ class Judge:
 
         def reference(_p=pristine, _c=cache):
             if "ref" not in _c:
+                laps.lap("compare")
                 _c["ref"], _c["note"] = self._reference(task, _p, contract.reference_precision, dtype_name)
+                laps.lap("reference")
             return _c["ref"]
 
         def candidate(*args):
@@ -170,12 +207,11 @@ class Judge:
         try:
             res: CheckResult = contract.check(ctx)
         except CandidateCallFailed as exc:
-            return Judgement(False, f"re-running the candidate for the contract failed: {exc}")
-        if self.device == "cuda":
-            torch.cuda.synchronize()
+            return Judgement(False, f"re-running the candidate for the contract failed: {exc}", seconds=laps.seconds)
         said = constant_answer(cache["ref"]) if constant and "ref" in cache else ""
+        laps.lap("compare")  # synchronised: the contract's device work is in it
         return Judgement(bool(res.ok), res.message, res.max_abs_err, res.max_rel_err, cache.get("note", ""), warning,
-                         said)
+                         said, seconds=laps.seconds)
 
     def _reference(self, task: Task, pristine: tuple, precision: torch.dtype | None,
                    dtype_name: str) -> tuple[tuple, str]:
@@ -336,6 +372,7 @@ def serve(conn, env: dict[str, str], device: str) -> None:
                 continue
             task = task_for(req)
             shape = task.shape(req["shape"])
+            laps = Laps(device)
             try:
                 outputs = transfer.materialize_all(req["outputs"], device)
                 after = transfer.materialize_all(req["inputs_after"],
@@ -345,6 +382,7 @@ def serve(conn, env: dict[str, str], device: str) -> None:
                           {"kind": "judged",
                            **Judgement(False, f"the worker's outputs could not be read: {exc}").as_dict()})
                 continue
+            laps.lap("import")
 
             def run_candidate(*args, _device=device):
                 held = clone_args(args)  # the worker maps these: copies, so it cannot touch ours
@@ -358,13 +396,16 @@ def serve(conn, env: dict[str, str], device: str) -> None:
                     raise CandidateCallFailed(f"its outputs could not be read: {exc}") from None
 
             verdict = judge.check(task, shape, req["dtype"], int(req["seed"]), outputs, after, run_candidate,
-                                  constant=bool(req.get("constant")))
+                                  constant=bool(req.get("constant")), laps=laps)
             digest = output_digest(outputs) if req.get("digest") else None
+            laps.lap("compare")
             del outputs, after
             if device == "cuda" and torch.cuda.memory_reserved() > KEEP_RESERVED_BYTES:
                 # A judge lives as long as its lane: what its allocator keeps after a float64 reference of
                 # a large shape would add up over the lanes (8 judges held 7-12 GiB each on an H100).
                 torch.cuda.empty_cache()
+            laps.lap("free")
+            verdict.seconds = laps.seconds
             wire.send(conn, {"kind": "judged", **verdict.as_dict(), **({"digest": digest} if digest else {})})
         except (EOFError, OSError):
             break

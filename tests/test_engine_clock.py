@@ -132,6 +132,14 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
         run = Store(store).runs()[-1]
         session = run.env["engine_clock"]["sessions"][-1]
         assert session["judge_cpu_s"] > 0 and session["host_cpu"]["judge_cores"] >= 0, session
+    # the judge's seconds by part, inside its total: each part measured, none more than the whole
+    steps = [(r["extra"] or {}).get("unit_seconds", {}).get("steps", {})
+             for r in Store(store).results() if r["verdict"] != "skipped"]
+    for s in steps:
+        parts = {p: s.get(f"judge_{p}") for p in ("import", "inputs", "structure", "reference", "compare", "free")}
+        assert all(v is not None and v >= 0 for v in parts.values()), s
+        assert s["judge_reference"] > 0 and sum(parts.values()) <= s["judge"] + 0.01, s
+    assert "judge_reference" in out
 
 
 def _trace(busy_us: float, alone: bool | None) -> dict:

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterator
 
 from .. import transfer
 from ..inputs import seed_for
+from ..judge import JUDGE_PARTS
 from .judge_client import JudgeClient
 from .observation import Check, CheckStatus, Combo, Decoy, Recorder
 from .session import Abnormal, WorkerSession
@@ -171,12 +172,25 @@ def judge_ran(run: UnitRun, shape: str, dtype: str, seed: int, ran: dict, digest
             return {"ok": False, "message": ran["structure"], "max_abs_err": None, "max_rel_err": None}
         run.judge.process()  # started (or replaced) before its clock runs
         with run.worker.timed("judge"):
-            return run.judge.ask({"op": "check", "task": run.unit.task.source, "shape": shape, "dtype": dtype,
-                                  "seed": seed, "outputs": ran["outputs"], "inputs_after": ran["inputs_after"],
-                                  "unit": unit_tag(run), "digest": digest, "constant": constant},
-                                 run.worker, run.settings.limits.correctness)
+            verdict = run.judge.ask({"op": "check", "task": run.unit.task.source, "shape": shape, "dtype": dtype,
+                                     "seed": seed, "outputs": ran["outputs"], "inputs_after": ran["inputs_after"],
+                                     "unit": unit_tag(run), "digest": digest, "constant": constant},
+                                    run.worker, run.settings.limits.correctness)
+        judge_parts(run.worker, verdict.get("seconds"))
+        return verdict
     finally:
         transfer.unlink(made)
+
+
+def judge_parts(worker, seconds: Any) -> None:
+    """A check's seconds by part (``judge_inputs``, ``judge_reference`` ...: :data:`mkbench.judge.JUDGE_PARTS`)
+    on the unit's clock, inside ``judge``: what a part holds, not more time. The judge is trusted; a
+    malformed entry is still dropped, never a unit's failure."""
+    if not isinstance(seconds, dict):
+        return
+    for part, s in seconds.items():
+        if part in JUDGE_PARTS and isinstance(s, (int, float)) and not isinstance(s, bool) and 0 <= s < 1e6:
+            worker.add(f"judge_{part}", float(s))
 
 
 # --- timing ------------------------------------------------------------------------------------
