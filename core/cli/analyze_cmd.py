@@ -105,7 +105,7 @@ def engine(args) -> int:
     """Per run: the engine line, then the mean seconds per unit of each step (waits first)."""
     from tabulate import tabulate
 
-    from ..engine.clock import engine_line, run_host, run_wall, session_table, step_table, unit_clocks
+    from ..engine.clock import engine_line, run_gpu, run_host, run_wall, session_table, step_table, unit_clocks
     from ..engine.memory_report import extremes, memory_table, unit_memory
     from ..store import Store
     for position, path in enumerate(stores_of(args)):
@@ -121,7 +121,7 @@ def engine(args) -> int:
                 if wall is not None and counted != len(clocks):  # a session without a clock (older mkbench)
                     print(f"(wall time recorded for {counted} of these {len(clocks)} units: not divided)\n")
                     wall = None
-                print(engine_line(clocks, wall, lanes, run_host(run.env)) + "\n")
+                print(engine_line(clocks, wall, lanes, run_host(run.env), run_gpu(run.env)) + "\n")
                 headers, rows = session_table(run.env)
                 if rows:
                     print(tabulate(rows, headers=headers, tablefmt="github") + "\n")

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from .gpu_busy import busy_text
+
 #: the step spent waiting for room in the device's memory budget (said apart on the engine line)
 WAIT_MEMORY = "wait_memory"
 #: steps spent waiting for another lane (device locks, the memory budget, a free lane after timing), not working
@@ -152,10 +154,11 @@ def host_cpu(start: dict | None, end: dict | None) -> dict[str, Any] | None:
 
 
 def engine_line(clocks: list[UnitClock], wall_s: float | None, lanes: int | None,
-                host: dict[str, Any] | None = None) -> str:
+                host: dict[str, Any] | None = None, gpu: dict[str, Any] | None = None) -> str:
     """``engine: 40 units in 95 s (2.4 s/unit), lanes 12 busy 61%, lock waits 18% (the memory budget 6%),
-    trace 7% of unit time, host CPU busy 80% of 16 cores (the orchestrator 0.7 of one)``: the memory
-    budget's part of the waits said apart where there is one (on an H200 main job it was most of them)."""
+    trace 7% of unit time, host CPU busy 80% of 16 cores (the orchestrator 0.7 of one), GPU busy 74%``:
+    the memory budget's part of the waits said apart where there is one (on an H200 main job it was most
+    of them); the GPUs' busy share where the driver was sampled (:mod:`.gpu_busy`)."""
     t = totals(clocks)
     if not t["units"]:
         return "engine: no unit evaluated"
@@ -176,6 +179,9 @@ def engine_line(clocks: list[UnitClock], wall_s: float | None, lanes: int | None
         judges = f"the judges {host['judge_cores']:.1f} cores, " if host.get("judge_cores") is not None else ""
         parts.append(f"host CPU busy {host['busy']:.0%} of {host['cores']} cores "
                      f"({judges}the orchestrator {host['orchestrator_cores']:.1f} of one)")
+    busy_gpu = busy_text(gpu)
+    if busy_gpu:
+        parts.append(busy_gpu)
     return ", ".join(parts)
 
 
@@ -211,20 +217,40 @@ def run_host(env: dict[str, Any]) -> dict[str, Any] | None:
     return host
 
 
+def run_gpu(env: dict[str, Any]) -> dict[str, Any] | None:
+    """The GPUs' busy share over the run's sessions that sampled it (:mod:`.gpu_busy`), each GPU's mean
+    weighted by the sessions' wall time; None where none did."""
+    sessions = [s for s in (env.get("engine_clock") or {}).get("sessions") or []
+                if (s.get("gpu_busy") or {}).get("gpus") and s.get("wall_s")]
+    if not sessions:
+        return None
+    weights: dict[str, float] = {}
+    sums: dict[str, float] = {}
+    for sess in sessions:
+        for index, g in sess["gpu_busy"]["gpus"].items():
+            weights[index] = weights.get(index, 0.0) + sess["wall_s"]
+            sums[index] = sums.get(index, 0.0) + g["busy_mean"] * sess["wall_s"]
+    return {"gpus": {i: {"busy_mean": round(sums[i] / weights[i], 1)} for i in sorted(weights)}}
+
+
 def session_table(env: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """(headers, rows): each recorded session of a run, with its wall time and units, its timing phases
     (how many, seconds the device was held for timing and spent draining the checks in flight: every
     other lane waits through both), the compile-ahead pool it ran (floor-ceiling, the most at once)
     and its judges' CPU seconds. "-" where a session did not record it (an older mkbench, Ray)."""
     headers = ["session", "wall s", "units", "timing phases", "held s", "draining s", "compile-ahead pool",
-               "judges' CPU s"]
+               "judges' CPU s", "GPU busy", "GPU memory GiB (median / p90)"]
     rows = []
     for k, sess in enumerate((env.get("engine_clock") or {}).get("sessions") or [], 1):
         timing, pool = sess.get("timing") or {}, sess.get("compile_pool")
+        gpus = (sess.get("gpu_busy") or {}).get("gpus") or {}
+        busy = busy_text(sess.get("gpu_busy"))
         rows.append([k, sess.get("wall_s", "-"), sess.get("units", "-"), timing.get("phases", "-"),
                      timing.get("held_s", "-"), timing.get("drain_s", "-"),
                      f"{pool['floor']}-{pool['ceiling']} (peak {pool['peak']})" if pool else "-",
-                     sess.get("judge_cpu_s", "-")])
+                     sess.get("judge_cpu_s", "-"), busy.split("busy ", 1)[1] if busy else "-",
+                     "; ".join(f"{g['memory_gib_median']:.1f} / {g['memory_gib_p90']:.1f}" for g in gpus.values())
+                     or "-"])
     return headers, rows
 
 

@@ -27,6 +27,7 @@ from ..timing import UNTIMED_WAIT_ENV, TimingSettings
 from . import procs
 from .clock import cpu_sample, engine_line, host_cpu, unit_clocks
 from .device import HOST_LANES, Device, default_lanes
+from .gpu_busy import GpuBusy
 from .lane import EvalSettings, Limits
 from .plan import Planner, Unit
 from .rows import rows_for, skipped_rows
@@ -184,6 +185,7 @@ class Runner:
         previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         beat = started = time.monotonic()
         cpu_at_start = cpu_sample()
+        gpu = GpuBusy().start() if hw.device == "cuda" else None  # is the device the bound, or the schedule?
         clocks: list = []  # of the units evaluated in this session, for the engine line
         executor = None
 
@@ -192,6 +194,8 @@ class Runner:
             session = {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks),
                        "confinement": self.confinement(),  # this session's (a resume may differ from the first)
                        "host_cpu": host_cpu(cpu_at_start, cpu_sample())}
+            if gpu is not None and gpu.record() is not None:
+                session["gpu_busy"] = gpu.record()
             phases = getattr(executor, "timing_phases", None)
             if phases is not None:  # the local executor's devices (a Ray actor's lock is not seen from here)
                 session["timing"] = phases()
@@ -229,13 +233,16 @@ class Runner:
             raise
         finally:
             signal.signal(signal.SIGTERM, previous)
+            if gpu is not None:
+                gpu.stop()
         engine = engine_clock()
         self.store.set_run_status(run_id, "finished",
                                   {"gpu_state_at_end": environment.gpu_state(), "engine_clock": engine})
         now = engine["sessions"][-1]
         return {"run_id": run_id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid],
                 "confinement": self.confinement(),
-                "engine_line": engine_line(clocks, now["wall_s"], now["lanes"], now.get("host_cpu"))}
+                "engine_line": engine_line(clocks, now["wall_s"], now["lanes"], now.get("host_cpu"),
+                                             now.get("gpu_busy"))}
 
     # --- pieces -------------------------------------------------------------------------------
     def _open_run(self, config_key: str, config: dict, hw: HardwareProfile, probe: dict) -> int | None:
