@@ -50,11 +50,14 @@ class Judgement:
                 **({"seconds": self.seconds} if self.seconds else {})}
 
 
-#: the parts of a check, in :class:`Laps`: reading the worker's outputs (``import``), regenerating the
-#: inputs (``inputs``), the structure of the reference's outputs at the task's dtype (``structure``, once
-#: per combination), the reference at the contract's precision (``reference``), the contract's comparison
-#: and the mutation check (``compare``), emptying the allocator's cache afterwards (``free``)
-JUDGE_PARTS = ("import", "inputs", "structure", "reference", "compare", "free")
+#: the parts of a check, in :class:`Laps`: reading the worker's outputs and inputs after the call, a
+#: CUDA tensor's IPC handles opened (``import_map``), copied (``import_copy``), closed (``import_unmap``),
+#: the rest (``import``: descriptors, shared memory); regenerating the inputs (``inputs``), the structure of
+#: the reference's outputs at the task's dtype (``structure``, once per combination), the reference at
+#: the contract's precision (``reference``), the contract's comparison and the mutation check
+#: (``compare``), emptying the allocator's cache (``free``: before a check of another combination)
+JUDGE_PARTS = ("import_map", "import_copy", "import_unmap", "import", "inputs", "structure", "reference",
+               "compare", "free")
 
 
 class Laps:
@@ -75,7 +78,9 @@ class Laps:
         self._t = now
 
 
-KEEP_RESERVED_BYTES = 4 * 2**30  # what a judge's allocator may keep between checks (freeing costs re-allocating)
+#: what a judge's allocator may keep when its next check is of another (task, shape, dtype); between checks
+#: of the same combination it keeps what it has, since the next check needs the same blocks again
+KEEP_RESERVED_BYTES = 4 * 2**30
 
 
 class CandidateCallFailed(Exception):
@@ -327,6 +332,7 @@ def serve(conn, env: dict[str, str], device: str) -> None:
         torch.cuda.set_device(0)
         use_ieee_float32()
     judge = Judge(device)
+    last: tuple | None = None  # the (task, shape, dtype) of the last check
     tasks: dict[str, Task] = {}
     owners: dict[str, Any] = {}  # a stateful task's file -> the unit its copy's state belongs to
 
@@ -373,10 +379,21 @@ def serve(conn, env: dict[str, str], device: str) -> None:
             task = task_for(req)
             shape = task.shape(req["shape"])
             laps = Laps(device)
+            combination = (req["task"], req["shape"], req["dtype"])
+            if device == "cuda" and combination != last and torch.cuda.memory_reserved() > KEEP_RESERVED_BYTES:
+                # A judge lives as long as its lane: what its allocator keeps after a float64 reference of
+                # a large shape would add up over the lanes (8 judges held 7-12 GiB each on an H100), and
+                # blocks of another size mostly go unused. Emptied after every check instead, the same
+                # blocks were asked of the driver again at the next check of the same combination, while
+                # other lanes' processes waited on it too: on an H100 main job, 0.7 s per candidate unit
+                # emptying and 3.7 s importing outputs (reports/2026-11-28-calls/call10-h100).
+                torch.cuda.empty_cache()
+                laps.lap("free")
+            last = combination
             try:
-                outputs = transfer.materialize_all(req["outputs"], device)
-                after = transfer.materialize_all(req["inputs_after"],
-                                                 device) if req.get("inputs_after") is not None else None
+                outputs = transfer.materialize_all(req["outputs"], device, laps.lap)
+                after = transfer.materialize_all(req["inputs_after"], device, laps.lap) \
+                    if req.get("inputs_after") is not None else None
             except (ValueError, TypeError) as exc:
                 wire.send(conn,
                           {"kind": "judged",
@@ -400,11 +417,6 @@ def serve(conn, env: dict[str, str], device: str) -> None:
             digest = output_digest(outputs) if req.get("digest") else None
             laps.lap("compare")
             del outputs, after
-            if device == "cuda" and torch.cuda.memory_reserved() > KEEP_RESERVED_BYTES:
-                # A judge lives as long as its lane: what its allocator keeps after a float64 reference of
-                # a large shape would add up over the lanes (8 judges held 7-12 GiB each on an H100).
-                torch.cuda.empty_cache()
-            laps.lap("free")
             verdict.seconds = laps.seconds
             wire.send(conn, {"kind": "judged", **verdict.as_dict(), **({"digest": digest} if digest else {})})
         except (EOFError, OSError):
