@@ -99,6 +99,8 @@ class Judge:
         self._data_dependent: set[tuple] = set()  # (task, shape, dtype) whose output shapes vary with the data
 
     def release(self) -> None:
+        from .transfer import forget_areas
+        forget_areas()  # a worker's transfer area is mapped for one unit (mkbench.transfer.TransferArea)
         self._pristine.clear()
         if self.device == "cuda":
             torch.cuda.empty_cache()

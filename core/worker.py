@@ -302,6 +302,7 @@ class Steps:
         #: seconds of the worker's start-up before any candidate code, by part (reported by setup;
         #: on 4 H200s a worker's start took 16-19 s where one GPU's took 2-3, cause unmeasured)
         self.start_seconds: dict[str, float] = {}
+        self.area = None  # a TransferArea, where the run asks for one (setup's "transfer")
 
     # setup -----------------------------------------------------------------------------------
     def setup(self, cmd: dict) -> dict:
@@ -318,9 +319,25 @@ class Steps:
             self.start_seconds["cuda_init"] = round(time.monotonic() - t, 3)
             from .contracts import use_ieee_float32
             use_ieee_float32()
+        if cmd.get("transfer") == "area" and self.device == "cuda":
+            from .transfer import TransferArea
+            self.area = TransferArea()
         self.snapshot = harness_snapshot()
         self.threads_mark = len(threads_started())
         return {"kind": "ready", "pid": os.getpid(), "start_seconds": dict(self.start_seconds)}
+
+    def _export(self, *groups) -> list[list[dict]]:
+        """Descriptors of each group of values (an answer's outputs, its inputs after the call): through
+        the worker's transfer area where the run asks for one (``--transfer area``), all groups of a step
+        at once so that none overwrites another, else tensor by tensor (:func:`mkbench.transfer.export`)."""
+        from . import transfer
+        flat = [v for g in groups for v in g]
+        descs = self.area.export_all(flat) if self.area is not None else transfer.export_all(flat)
+        out, k = [], 0
+        for g in groups:
+            out.append(descs[k:k + len(g)])
+            k += len(g)
+        return out
 
     def probe(self, cmd: dict) -> dict:
         return {"kind": "probe", "info": probe()}
@@ -430,7 +447,6 @@ class Steps:
         judge needs."""
         from . import inputs as io
         from . import trace as tracing
-        from . import transfer
         self.held = []
         poison_allocator(self.device, inputs)
         self.backend.prepare_call(inputs)
@@ -443,8 +459,7 @@ class Steps:
         tamper = None if self.backend.is_baseline else tampered(self.snapshot, self.threads_mark)
         from .judge import alias_problem
         structure = alias_problem(out, inputs)
-        exported = [] if structure else transfer.export_all(out)
-        after = transfer.export_all(inputs)
+        exported, after = self._export([] if structure else out, inputs)
         self.held = [out, inputs]
         return {"kind": "ran", "outputs": exported, "inputs_after": after, "structure": structure,
                 "launches": counter.count, "trace": tracer.summary(), "tamper": tamper}
@@ -489,16 +504,17 @@ class Steps:
         judgement of the same entries before (a result cache, or stale state, shows as right before
         and wrong after)."""
         from . import inputs as io
-        from . import transfer
         self.held = []
-        answers = []
+        groups = []
         for args in self._arg_sets(cmd):
             # cloned here: a candidate that writes every answer into one buffer it keeps (honest) would
             # otherwise hand the judge the last answer three times
             out = io.clone_args(io.normalize(self.backend.run(self.fn, args)))
             io.sync(self.device)
-            answers.append({"outputs": transfer.export_all(out), "inputs_after": transfer.export_all(args)})
+            groups += [out, args]
             self.held.append(out)
+        descs = self._export(*groups)
+        answers = [{"outputs": descs[k], "inputs_after": descs[k + 1]} for k in range(0, len(descs), 2)]
         return {"kind": "answers", "answers": answers, "tamper": tampered(self.snapshot, self.threads_mark)}
 
     def trace(self, cmd: dict) -> dict:

@@ -79,7 +79,8 @@ class Lane:
         holding = ExitStack()
         keep_tail = False  # a unit that ends at its compile (failed, or compile only) keeps no log tail
         try:
-            ready = w.expect({"op": "setup", "job": compile_ahead.job(unit)}, settings.limits.start, "ready")
+            ready = w.expect({"op": "setup", "job": compile_ahead.job(unit), "transfer": settings.transfer},
+                             settings.limits.start, "ready")
             _start_parts(w, ready)
             w.enter("compile")
             self.state = f"compile {unit.task.name}"
@@ -145,9 +146,9 @@ class Lane:
             t = time.monotonic()
             if rec.abnormal is None:
                 rec.peak("worker_peak", _worker_peak(w))
-            w.stop()
             lane = here()
-            judge_peak(lane.judge.release(settings.limits.start))
+            judge_peak(lane.judge.release(settings.limits.start))  # unmaps the worker's transfer area first
+            w.stop()
             holding.close()
             w.clock["stop"] = round(time.monotonic() - t, 3)
             lane.current = None

@@ -71,6 +71,7 @@ class RunOptions:
     log_dir: Path | None = None
     confine: bool = True         # confine candidate workers (mkbench.sandbox); False: --no-confine
     untimed_wait: str = "spin"   # how judges and compile-ahead workers wait for a GPU: "spin" or "block"
+    transfer: str = "ipc"        # how workers hand CUDA tensors to the judge: "ipc" or "area" (EvalSettings)
 
     @property
     def method_name(self) -> str:
@@ -272,6 +273,7 @@ class Runner:
                          "memory_share": opt.memory_share,
                          "gpus": opt.gpus, "workers": opt.workers, "compile_workers": opt.compile_workers,
                          "worker_memory_mb": opt.worker_memory_mb, "untimed_wait": opt.untimed_wait,
+                         "transfer": opt.transfer,
                          "confinement": self.confinement()}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
@@ -298,7 +300,7 @@ class Runner:
         confine = {"store": str(self._store_path()), "logs": str(self._log_dir())} if self.opt.confine else None
         return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
                             limits=self.opt.limits, time_roles=tuple(self.opt.time_roles),
-                            worker_memory_mb=self.opt.worker_memory_mb, confine=confine)
+                            worker_memory_mb=self.opt.worker_memory_mb, confine=confine, transfer=self.opt.transfer)
 
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1
