@@ -101,6 +101,7 @@ class Judge:
     def release(self) -> None:
         from .transfer import forget_areas
         forget_areas()  # a worker's transfer area is mapped for one unit (mkbench.transfer.TransferArea)
+        forget_export_pool()  # its blocks go with the cache below
         self._pristine.clear()
         if self.device == "cuda":
             torch.cuda.empty_cache()
@@ -237,6 +238,30 @@ class Judge:
                 torch.cuda.empty_cache()
             out = normalize(task.reference(*clone_args(pristine)))
         return out, f"reference computed at {dtype_name}: at {str(precision).removeprefix('torch.')} it raised {reason}"
+
+
+_export_pool = None  # torch.cuda.MemPool of the judge's copies for a worker (copies_for_worker)
+
+
+def copies_for_worker(args: tuple, device: str) -> tuple:
+    """Copies of ``args`` for a worker to map (a contract's re-run of the candidate). A CUDA IPC handle
+    maps the whole allocation its tensor lies in, and torch's allocator packs small tensors into shared
+    2 MiB (and 1-10 MiB ones into 20 MiB) allocations: a copy made beside the judge's own pristine inputs
+    and references would hand the candidate's process a writable window onto them. On a GPU the copies
+    are made in a memory pool of their own, whose allocations hold nothing else; :func:`forget_export_pool`
+    gives its memory back with the unit's."""
+    global _export_pool
+    if device != "cuda":
+        return clone_args(args)
+    if _export_pool is None:
+        _export_pool = torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(_export_pool):
+        return clone_args(args)
+
+
+def forget_export_pool() -> None:
+    global _export_pool
+    _export_pool = None
 
 
 def constant_answer(outputs: tuple) -> str:
@@ -404,7 +429,7 @@ def serve(conn, env: dict[str, str], device: str) -> None:
             laps.lap("import")
 
             def run_candidate(*args, _device=device):
-                held = clone_args(args)  # the worker maps these: copies, so it cannot touch ours
+                held = copies_for_worker(args, _device)  # the worker maps these: copies, so it cannot touch ours
                 wire.send(conn, {"kind": "call", "args": transfer.export_all(held)})
                 answer = wire.recv(conn)
                 if answer.get("kind") != "call_result":
