@@ -114,10 +114,22 @@ def measure(store: Path) -> dict:
         "time_step_seconds": round(sum(c.steps.get("time_step", 0.0) for c in clocks), 3),
         "run_ahead_dropped": sum(int(((r["extra"] or {}).get("run_ahead_dropped")) or 0) for r in rows),
         "host_cpu": next((sess["host_cpu"] for sess in reversed(sessions) if sess.get("host_cpu")), None),
+        # how busy the GPUs were (mkbench.engine.gpu_busy), and the judge's seconds per candidate unit by
+        # part: what bounds a job whose units wait for the memory budget
+        "gpu_busy": next((sess["gpu_busy"] for sess in reversed(sessions) if sess.get("gpu_busy")), None),
+        "judge_seconds_per_candidate_unit": judge_parts(cand),
         "cpu_seconds": {"workers": round(sum(c.steps.get("cpu_worker", 0.0) for c in clocks), 1),
                         "compile_ahead": round(sum(c.steps.get("cpu_compile_ahead", 0.0) for c in clocks), 1),
                         "judges": round(sum(sess.get("judge_cpu_s") or 0.0 for sess in sessions), 1)},
     }
+
+
+def judge_parts(cand: list) -> dict[str, float] | None:
+    """Mean seconds per candidate unit of ``judge`` and each of its parts (``judge_import_map`` ...)."""
+    if not cand:
+        return None
+    keys = sorted({k for c in cand for k in c.steps if k == "judge" or k.startswith("judge_")})
+    return {k: round(sum(c.steps.get(k, 0.0) for c in cand) / len(cand), 3) for k in keys}
 
 
 def gpus_used(run_args: list[str]) -> int | None:
