@@ -31,6 +31,13 @@
 # then the rest of the a100 set and the h20 set into call 7's store:
 #   ADOPT=1 STORE=reports/2026-11-28-cuda-l1/call7-x4-h100/cudal1.sqlite RUNS="sol-a100:cuda-l1-a100 \
 #     sol-h20:cuda-l1-h20" DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
+# Next (2026-11-28, second session; not run yet): on an H100 (one or more), the a100 set's rest (its H100
+# run resumes) and the h20, l40 and 3090 sets (imported like the a100 set: sol-h20, sol-l40, sol-3090),
+# into call 9's store, which holds call 7's records:
+#   ADOPT=1 STORE=reports/2026-11-28-cuda-l1/call9-x2-h200/sets/cudal1.sqlite RUNS="sol-a100:cuda-l1-a100 \
+#     sol-h20:cuda-l1-h20 sol-l40:cuda-l1-l40 sol-3090:cuda-l1-3090" DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
+# A multi-GPU machine took about 436 s to start in call 9, and held time counts: ask for one GPU unless
+# `status` has just shown a multi-GPU kind starting quickly.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 began=$(date +%s)
