@@ -133,7 +133,9 @@ def harness_snapshot() -> dict[str, tuple[Any, str, Any, Any]]:
     targets: list[tuple[Any, str]] = [(time, "perf_counter"), (time, "perf_counter_ns"), (time, "time"),
                                       (time, "time_ns"), (time, "monotonic"), (time, "monotonic_ns"),
                                       (torch, "equal"),
-                                      (torch, "isnan"), (torch.Tensor, "clone"), (torch.Tensor, "data_ptr")]
+                                      (torch, "isnan"), (torch.Tensor, "clone"), (torch.Tensor, "data_ptr"),
+                                      # what copies an answer into a transfer area (--transfer area)
+                                      (torch.Tensor, "copy_"), (torch.Tensor, "view")]
     # The CUDA timing functions are watched on every device: replacing them is intent whether or not
     # they run here (and a CPU test can show it). The class itself too: a candidate that puts its
     # own Event class in its place leaves the original's methods untouched.

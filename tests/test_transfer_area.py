@@ -139,3 +139,12 @@ def test_the_run_records_how_its_workers_hand_over_and_an_unknown_way_is_refused
     assert {r["verdict"] for r in Store(store).results()} <= {"correct", "skipped"}
     code, out, err = cli("run", "--backend", "triton", "--hw", "cpu", "--transfer", "pigeon", "--store", store)
     assert code != 0 and "--transfer" in err and len(Store(store).results()) > 0  # nothing recorded is lost
+
+
+@pytest.mark.parametrize("attr", ["copy_", "view"])
+def test_replacing_what_fills_the_area_is_tampering(monkeypatch, attr):
+    snapshot = worker.harness_snapshot()
+    original = getattr(torch.Tensor, attr)
+    monkeypatch.setattr(torch.Tensor, attr, lambda self, *a, **k: original(self, *a, **k))
+    said = worker.tampered(snapshot, len(worker.threads_started()))
+    assert said and attr in said
