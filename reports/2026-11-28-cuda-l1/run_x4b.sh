@@ -36,6 +36,8 @@
 # into call 9's store, which holds call 7's records:
 #   ADOPT=1 STORE=reports/2026-11-28-cuda-l1/call9-x2-h200/sets/cudal1.sqlite RUNS="sol-a100:cuda-l1-a100 \
 #     sol-h20:cuda-l1-h20 sol-l40:cuda-l1-l40 sol-3090:cuda-l1-3090" DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
+# (.bench/x4 with every set imported is 23 MB: carry only the folders a call needs, e.g. .bench/x4/tasks and
+# .bench/x4/sol-a100 ..., so that the tree stays under the transfer's 64 MiB.)
 # A multi-GPU machine took about 436 s to start in call 9, and held time counts: ask for one GPU unless
 # `status` has just shown a multi-GPU kind starting quickly.
 set -uo pipefail
