@@ -54,10 +54,11 @@ class Judgement:
 #: CUDA tensor's IPC handles opened (``import_map``), copied (``import_copy``), closed (``import_unmap``),
 #: the rest (``import``: descriptors, shared memory); regenerating the inputs (``inputs``), the structure of
 #: the reference's outputs at the task's dtype (``structure``, once per combination), the reference at
-#: the contract's precision (``reference``), the contract's comparison and the mutation check
-#: (``compare``), emptying the allocator's cache (``free``: before a check of another combination)
+#: the contract's precision (``reference``), the inputs after the call against the pristine ones
+#: (``mutation``), the contract's comparison (``compare``), emptying the allocator's cache (``free``:
+#: before a check of another combination)
 JUDGE_PARTS = ("import_map", "import_copy", "import_unmap", "import", "inputs", "structure", "reference",
-               "compare", "free")
+               "mutation", "compare", "free")
 
 
 class Laps:
@@ -183,7 +184,7 @@ class Judge:
                 if isinstance(clean, torch.Tensor) and not (isinstance(after, torch.Tensor)
                                                             and same(after.to(clean.device), clean)):
                     return Judgement(False, f"candidate modified input[{i}]", seconds=laps.seconds)
-        laps.lap("compare")
+        laps.lap("mutation")
         problem, expected = self.structure_problem(task, shape, dtype_name, pristine, outputs)
         laps.lap("structure")
         if problem:

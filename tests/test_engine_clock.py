@@ -137,10 +137,12 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
              for r in Store(store).results() if r["verdict"] != "skipped"]
     for s in steps:
         # on the CPU: no IPC handles to open, no allocator cache to empty
-        parts = {p: s.get(f"judge_{p}") for p in ("import", "inputs", "structure", "reference", "compare")}
+        parts = {p: s.get(f"judge_{p}") for p in ("import", "inputs", "structure", "reference", "mutation",
+                                                  "compare")}
         assert all(v is not None and v >= 0 for v in parts.values()), s
         assert not any(k.startswith(("judge_import_", "judge_free")) for k in s), s
-        assert s["judge_reference"] > 0 and sum(parts.values()) <= s["judge"] + 0.01, s
+        # each part is rounded to the millisecond as it is added: a small reference can read 0
+        assert s["judge"] > 0 and sum(parts.values()) <= s["judge"] * 1.05 + 0.05, s
     assert "judge_reference" in out
 
 

@@ -22,7 +22,7 @@ def test_measure_reads_the_units_the_judges_parts_and_says_none_for_an_unsampled
     m = _module().measure(store)
     assert m["units"] == 2 and m["candidate_units"] == 1
     parts = m["judge_seconds_per_candidate_unit"]
-    assert parts["judge"] > 0 and parts["judge_reference"] > 0
-    assert sum(v for k, v in parts.items() if k != "judge") <= parts["judge"] + 0.01
+    assert parts["judge"] > 0 and parts["judge_reference"] >= 0  # a small reference can round to 0 ms
+    assert sum(v for k, v in parts.items() if k != "judge") <= parts["judge"] * 1.05 + 0.05
     assert m["gpu_busy"] is None  # a CPU run samples no GPU
     assert _module().measure(tmp_path / "absent.sqlite") == {"units": 0}
