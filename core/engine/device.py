@@ -312,8 +312,9 @@ def footprint(unit) -> int:
     (``JUDGE_FACTOR`` x the same bytes at the precision the contract computes the reference in: a
     float64 reference of a bfloat16 task is four times its size; judges went out of memory on an
     H200 while only the worker's share was counted), and the two CUDA contexts. The bytes are
-    :func:`task_bytes`. What a judge keeps between checks (at most ``judge.KEEP_RESERVED_BYTES``, of
-    its own unit's allocations) goes on its unit's share: the lane empties it (``release``) before that
+    :func:`task_bytes`. What a judge keeps between checks (its blocks for the combination it checks, and
+    at most ``judge.KEEP_RESERVED_BYTES`` when it moves to another, all of its own unit's allocations)
+    goes on its unit's share: the lane empties it (``release``) before that
     share is given back, and before the lane passes to another unit while this one waits for its
     timing (:meth:`Lease.away`). An idle judge holds its CUDA context only (518-712 MiB each in the
     H200 run's out-of-memory reports), inside the memory ``MEMORY_SHARE`` leaves unplanned."""
