@@ -125,11 +125,13 @@ def measure(store: Path) -> dict:
 
 
 def judge_parts(cand: list) -> dict[str, float] | None:
-    """Mean seconds per candidate unit of ``judge`` and each of its parts (``judge_import_map`` ...)."""
+    """Mean seconds per candidate unit of ``judge`` and each of its parts (``judge_import_map`` ...): the
+    rows of ``analyze engine``'s step table that are the judge's."""
+    from mkbench.engine.clock import step_table
     if not cand:
         return None
-    keys = sorted({k for c in cand for k in c.steps if k == "judge" or k.startswith("judge_")})
-    return {k: round(sum(c.steps.get(k, 0.0) for c in cand) / len(cand), 3) for k in keys}
+    _, rows = step_table(cand)
+    return {name: mean for name, mean in rows if name == "judge" or name.startswith("judge_")}
 
 
 def gpus_used(run_args: list[str]) -> int | None:

@@ -200,12 +200,7 @@ def _open_area(d: dict, lap: Callable[[str], None]) -> torch.Tensor:
     area = _areas.get(handle)
     if area is None:
         _areas.clear()  # another area (the worker's grew, or another unit's): the old mapping goes
-        storage = torch.UntypedStorage._new_shared_cuda(d["device"], handle, d["size"], d["storage_offset"],
-                                                        d["ref_handle"], d["ref_offset"], d["event_handle"],
-                                                        d["event_sync"])
-        area = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage, d["offset"], d["shape"],
-                                                                            d["stride"])
-        _areas[handle] = area
+        area = _areas[handle] = _mapped(d, torch.uint8)
         lap("import_map")
     return area
 
@@ -257,17 +252,23 @@ def _import_cuda(d: dict, lap: Callable[[str], None]) -> torch.Tensor:
     if d["handle"] is None:
         return torch.empty_strided(d["shape"], d["stride"], dtype=dtype, device="cuda")
     torch.cuda.init()
-    storage = torch.UntypedStorage._new_shared_cuda(d["device"], d["handle"], d["size"], d["storage_offset"],
-                                                    d["ref_handle"], d["ref_offset"], d["event_handle"],
-                                                    d["event_sync"])
+    shared = _mapped(d, dtype)
     lap("import_map")  # the IPC handles opened: the worker's allocation mapped here, its event waited on
-    shared = torch.empty(0, dtype=dtype, device=storage.device).set_(storage, d["offset"], d["shape"], d["stride"])
     copy = shared.clone()
     torch.cuda.current_stream().synchronize()
     lap("import_copy")
-    del shared, storage  # unmaps the worker's allocation and drops its IPC reference
+    del shared  # unmaps the worker's allocation and drops its IPC reference
     lap("import_unmap")
     return copy
+
+
+def _mapped(d: dict, dtype: torch.dtype) -> torch.Tensor:
+    """The tensor a CUDA descriptor (:func:`_export_cuda`) describes, over its exporter's memory mapped here
+    through its IPC handles (unmapped when the tensor is freed): no copy."""
+    storage = torch.UntypedStorage._new_shared_cuda(d["device"], d["handle"], d["size"], d["storage_offset"],
+                                                    d["ref_handle"], d["ref_offset"], d["event_handle"],
+                                                    d["event_sync"])
+    return torch.empty(0, dtype=dtype, device=storage.device).set_(storage, d["offset"], d["shape"], d["stride"])
 
 
 def _import_shm(d: dict, device) -> torch.Tensor:

@@ -49,8 +49,8 @@ CPU_STEPS = (CPU_WORKER, CPU_COMPILE_AHEAD)
 #: (fork, confinement, CUDA context), importing the candidate, and the compile-only calls themselves. The CPU
 #: seconds of all three are ``cpu_compile_ahead``; a part much longer than its CPU waited for something.
 COMPILE_AHEAD_PARTS = ("compile_ahead_start", "compile_ahead_import", "compile_ahead_build")
-#: the judge's seconds by part, ``judge_`` + each of :data:`mkbench.judge.JUDGE_PARTS` (inside ``judge``,
-#: never added to it): reading the outputs, regenerating the inputs, the reference, the comparison, freeing
+# The judge's seconds by part are steps too: ``judge_`` + each of mkbench.judge.JUDGE_PARTS, inside
+# ``judge`` and never added to it (engine.steps.judge_parts puts them on the clock).
 
 
 @dataclass(frozen=True)

@@ -195,8 +195,9 @@ class Runner:
             session = {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks),
                        "confinement": self.confinement(),  # this session's (a resume may differ from the first)
                        "host_cpu": host_cpu(cpu_at_start, cpu_sample())}
-            if gpu is not None and gpu.record() is not None:
-                session["gpu_busy"] = gpu.record()
+            busy = gpu.record() if gpu is not None else None
+            if busy is not None:
+                session["gpu_busy"] = busy
             phases = getattr(executor, "timing_phases", None)
             if phases is not None:  # the local executor's devices (a Ray actor's lock is not seen from here)
                 session["timing"] = phases()
