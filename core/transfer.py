@@ -183,8 +183,9 @@ class TransferArea:
         return out
 
 
-#: the areas this process has mapped, by their IPC handle: one at a time (a judge serves one unit)
-_areas: dict[bytes, torch.Tensor] = {}
+#: the areas this process has mapped, by their IPC handle and place in its segment: one at a time (a
+#: judge serves one unit)
+_areas: dict[tuple, torch.Tensor] = {}
 
 
 def forget_areas() -> None:
@@ -197,10 +198,14 @@ def _open_area(d: dict, lap: Callable[[str], None]) -> torch.Tensor:
     handle = d["handle"]
     if not isinstance(handle, bytes):
         raise ValueError("a transfer area without an IPC handle")
-    area = _areas.get(handle)
+    # An IPC handle names the allocator's whole segment, not the buffer: a worker's grown area can lie
+    # in the segment its old one did, behind the same handle at another offset (on an H100 the judge
+    # read a new area through the old mapping: "does not lie in its area", and inputs seen as modified)
+    key = (handle, d.get("storage_offset"), d.get("size"))
+    area = _areas.get(key)
     if area is None:
         _areas.clear()  # another area (the worker's grew, or another unit's): the old mapping goes
-        area = _areas[handle] = _mapped(d, torch.uint8)
+        area = _areas[key] = _mapped(d, torch.uint8)
         lap("import_map")
     return area
 
@@ -238,6 +243,8 @@ def materialize(desc: dict, device: str | torch.device | None = None,
             return _import_area(desc, lap or (lambda part: None))
         if kind == "shm":
             return _import_shm(desc, device)
+    except torch.OutOfMemoryError:
+        raise  # the importer's own device memory ran short: its failure, not a malformed descriptor
     except (KeyError, TypeError, RuntimeError, OSError) as exc:
         raise ValueError(f"unusable tensor descriptor ({type(exc).__name__}: {exc})") from None
     raise ValueError(f"unknown descriptor kind {desc.get('kind')!r}")
@@ -251,7 +258,6 @@ def _import_cuda(d: dict, lap: Callable[[str], None]) -> torch.Tensor:
     dtype = dtype_of(d["dtype"])
     if d["handle"] is None:
         return torch.empty_strided(d["shape"], d["stride"], dtype=dtype, device="cuda")
-    torch.cuda.init()
     shared = _mapped(d, dtype)
     lap("import_map")  # the IPC handles opened: the worker's allocation mapped here, its event waited on
     copy = shared.clone()
@@ -265,6 +271,8 @@ def _import_cuda(d: dict, lap: Callable[[str], None]) -> torch.Tensor:
 def _mapped(d: dict, dtype: torch.dtype) -> torch.Tensor:
     """The tensor a CUDA descriptor (:func:`_export_cuda`) describes, over its exporter's memory mapped here
     through its IPC handles (unmapped when the tensor is freed): no copy."""
+    if torch.cuda.is_available():
+        torch.cuda.init()  # opening a handle in a process without a CUDA context crashed it (SIGSEGV, on an H100)
     storage = torch.UntypedStorage._new_shared_cuda(d["device"], d["handle"], d["size"], d["storage_offset"],
                                                     d["ref_handle"], d["ref_offset"], d["event_handle"],
                                                     d["event_sync"])

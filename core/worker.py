@@ -328,13 +328,15 @@ class Steps:
         self.threads_mark = len(threads_started())
         return {"kind": "ready", "pid": os.getpid(), "start_seconds": dict(self.start_seconds)}
 
-    def _export(self, *groups) -> list[list[dict]]:
+    def _export(self, *groups, area: bool = True) -> list[list[dict]]:
         """Descriptors of each group of values (an answer's outputs, its inputs after the call): through
-        the worker's transfer area where the run asks for one (``--transfer area``), all groups of a step
-        at once so that none overwrites another, else tensor by tensor (:func:`mkbench.transfer.export`)."""
+        the worker's transfer area where the run asks for one (``--transfer area``) and ``area``, all groups
+        of a step at once so that none overwrites another, else tensor by tensor
+        (:func:`mkbench.transfer.export`)."""
         from . import transfer
         flat = [v for g in groups for v in g]
-        descs = self.area.export_all(flat) if self.area is not None else transfer.export_all(flat)
+        use_area = self.area is not None and area
+        descs = self.area.export_all(flat) if use_area else transfer.export_all(flat)
         out, k = [], 0
         for g in groups:
             out.append(descs[k:k + len(g)])
@@ -515,7 +517,10 @@ class Steps:
             io.sync(self.device)
             groups += [out, args]
             self.held.append(out)
-        descs = self._export(*groups)
+        # Not through the area: it would hold a copy of every pool entry's outputs and inputs at once (on
+        # an H100 main job the workers' peaks went from 0.94 to 1.28 times their plan, and judges ran out
+        # of memory), where the area planned for is one call's answer (device.footprint)
+        descs = self._export(*groups, area=False)
         answers = [{"outputs": descs[k], "inputs_after": descs[k + 1]} for k in range(0, len(descs), 2)]
         return {"kind": "answers", "answers": answers, "tamper": tampered(self.snapshot, self.threads_mark)}
 

@@ -115,6 +115,10 @@ def test_a_task_without_resident_bytes_keeps_its_footprint():
     assert footprint(Unit(task, [("large", "float32")])) == (FOOTPRINT_FACTOR * 2 * x * 4 + JUDGE_FACTOR * 2 * x * 8
                                                               + CONTEXT_BYTES)
     assert math.isclose(footprint(Unit(task, [("large", "float32")])) / GiB, 7.0)  # 3 + 3 + 1
+    # a worker with a transfer area keeps one call's outputs and inputs there too, grown by AREA_GROWTH
+    from mkbench.transfer import AREA_GROWTH
+    assert footprint(Unit(task, [("large", "float32")]), "area") - footprint(Unit(task, [("large", "float32")])) \
+        == int(AREA_GROWTH * 2 * x * 4)
 
 
 def test_the_memory_share_sets_the_budget_and_refuses_nonsense(cli, tmp_path):

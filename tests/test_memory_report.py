@@ -98,13 +98,25 @@ def test_a_run_with_a_memory_budget_records_each_units_plan(tmp_path, cli, monke
 
 
 def test_out_of_memory_is_read_from_the_candidate_the_timing_and_the_judge():
-    from mkbench.engine.observation import AbnormalEnd, Check, CheckStatus, ComboObservation, Observation, Timing
+    from mkbench.engine import observation as ob
+    AbnormalEnd, AfterTiming, Check, CheckStatus = ob.AbnormalEnd, ob.AfterTiming, ob.Check, ob.CheckStatus
+    ComboObservation, Observation, Timing = ob.ComboObservation, ob.Observation, ob.Timing
     oom = "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
     assert Observation().out_of_memory is None
     assert Observation(combos={("large", "float32"): ComboObservation(check=Check(CheckStatus.ERROR, oom))}
                        ).out_of_memory == oom
     assert Observation(combos={("large", "float32"): ComboObservation(timing=Timing(error="x: " + oom))}
                        ).out_of_memory == "x: " + oom
+    # after the timed calls: a timing input, or a fresh seed, failing for want of memory is no evidence of
+    # a cache (an H100 main job called two references hack so, "answered correctly before ... and wrongly
+    # after them ... out of memory")
+    stale = "timing input 0 was answered correctly before the timed calls and wrongly after them: " + oom
+    assert Observation(combos={("large", "float32"): ComboObservation(after=AfterTiming(stale=stale))}
+                       ).out_of_memory == stale
+    assert Observation(combos={("large", "float32"): ComboObservation(after=AfterTiming(fresh="x: " + oom))}
+                       ).out_of_memory == "x: " + oom
+    assert Observation(combos={("large", "float32"): ComboObservation(timing=Timing(before="y: " + oom))}
+                       ).out_of_memory == "y: " + oom
     judge = "the judge failed: CUDA out of memory. Tried to allocate 18.0 GiB"
     assert Observation(abnormal=AbnormalEnd("error", "correctness", None, judge)).out_of_memory == judge
     # the judge's fallback to the task's precision has its verdict: no retry

@@ -77,6 +77,47 @@ def test_the_area_is_mapped_once_and_grows_only_when_an_answer_needs_more(cpu_ar
     assert opened == [b"h0", b"h1", b"h1"]
 
 
+def test_a_grown_area_in_the_old_ones_segment_is_mapped_anew(monkeypatch):
+    """Torch's IPC handle names the allocator's segment: a new, larger area can lie in the segment the
+    old one did, behind the same handle at another offset. The judge must not read it through the old
+    mapping (it did on an H100: "does not lie in its area", and inputs seen as modified)."""
+    buffers, opened = {}, []
+
+    def export_buffer(buf):  # every area in one segment, each at its own offset
+        offset = 4096 * len(buffers)
+        buffers[offset] = buf
+        return {"device": 0, "handle": b"segment", "size": buf.numel(), "storage_offset": offset,
+                "ref_handle": b"", "ref_offset": 0, "event_handle": None, "event_sync": False, "offset": 0,
+                "shape": [buf.numel()], "stride": [1]}
+
+    def new_shared(device, handle, size, storage_offset, *rest):
+        opened.append((handle, storage_offset))
+        return buffers[storage_offset].untyped_storage()
+
+    monkeypatch.setattr(torch.UntypedStorage, "_new_shared_cuda", staticmethod(new_shared), raising=False)
+    transfer.forget_areas()
+    try:
+        area = transfer.TransferArea("cpu", export_buffer)
+        small, large = torch.arange(10.0), torch.arange(10_000.0)
+        assert torch.equal(transfer.materialize_all(area.export_all([small]), "cpu")[0], small)
+        (got,) = transfer.materialize_all(area.export_all([large]), "cpu")
+        assert torch.equal(got, large) and opened == [(b"segment", 0), (b"segment", 4096)]
+    finally:
+        transfer.forget_areas()
+
+
+def test_an_importer_out_of_device_memory_is_its_own_failure_not_a_malformed_descriptor(cpu_area, monkeypatch):
+    area, _ = cpu_area
+    desc = area.export_all([torch.ones(64)])[0]
+
+    def no_room(*args, **kwargs):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 256.00 MiB.")
+
+    monkeypatch.setattr(transfer, "_import_area", no_room)
+    with pytest.raises(torch.OutOfMemoryError):
+        transfer.materialize(desc, "cpu")
+
+
 @pytest.mark.parametrize("offset", [-256, 7, 1 << 20])
 def test_a_descriptor_outside_its_area_is_refused(cpu_area, offset):
     area, _ = cpu_area
@@ -97,6 +138,22 @@ def test_a_workers_step_exports_its_groups_together_so_none_overwrites_another(c
     (plain,) = steps._export([torch.ones(2)])
     assert plain[0]["kind"] == "shm"
     transfer.unlink(transfer.shm_names(plain))
+
+
+def test_the_answers_after_timing_do_not_go_through_the_area(cpu_area, monkeypatch):
+    """All of a pool's answers at once would make the area hold a copy of each: they go tensor by tensor."""
+    area, opened = cpu_area
+    steps = worker.Steps()
+    steps.area = area
+    monkeypatch.setattr(steps, "_arg_sets", lambda cmd: [(torch.ones(4),), (torch.full((4,), 2.0),)])
+    steps.backend = type("B", (), {"run": staticmethod(lambda fn, args: args[0] * 3)})()
+    steps.fn, steps.device, steps.snapshot, steps.threads_mark = None, "cpu", worker.harness_snapshot(), 0
+    got = steps.answers({})
+    descs = [d for a in got["answers"] for d in a["outputs"] + a["inputs_after"]]
+    assert [d["kind"] for d in descs] == ["shm"] * 4 and area.buffer is None
+    assert [transfer.materialize_all(a["outputs"], "cpu")[0].tolist() for a in got["answers"]] == [[3.0] * 4,
+                                                                                                  [6.0] * 4]
+    transfer.unlink(transfer.shm_names(descs))
 
 
 def _worker(conn):

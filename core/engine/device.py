@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..task import DTYPES
+from ..transfer import AREA_GROWTH
 from . import compile_ahead
 from .lane import EvalSettings, Lane
 from .observation import AbnormalEnd, Observation
@@ -306,7 +307,7 @@ def task_bytes(task, shape, dtype) -> int:
     return int(max(counted, resident(shape, dtype)) if resident is not None else counted)
 
 
-def footprint(unit) -> int:
+def footprint(unit, transfer: str = "ipc") -> int:
     """Device memory a unit may hold at once: the worker's share (``FOOTPRINT_FACTOR`` x the largest
     combination's bytes: inputs, outputs, the timing pool, the poison block) and the judge's
     (``JUDGE_FACTOR`` x the same bytes at the precision the contract computes the reference in: a
@@ -317,7 +318,10 @@ def footprint(unit) -> int:
     goes on its unit's share: the lane empties it (``release``) before that
     share is given back, and before the lane passes to another unit while this one waits for its
     timing (:meth:`Lease.away`). An idle judge holds its CUDA context only (518-712 MiB each in the
-    H200 run's out-of-memory reports), inside the memory ``MEMORY_SHARE`` leaves unplanned."""
+    H200 run's out-of-memory reports), inside the memory ``MEMORY_SHARE`` leaves unplanned. With
+    ``transfer`` "area" the worker also keeps its transfer area: one call's outputs and inputs, made
+    ``transfer.AREA_GROWTH`` times larger than asked (uncounted, the workers' peaks went from 0.94 to
+    1.28 times their plan on an H100, reports/2026-11-28-calls/call12-h100)."""
     worker = judge = 0
     precision = getattr(getattr(unit.task, "contract", None), "reference_precision", None)
     for shape_name, dtype in unit.combos:
@@ -328,7 +332,8 @@ def footprint(unit) -> int:
             judge = max(judge, task_bytes(unit.task, shape, upcast))
         except Exception:  # a task whose byte count fails is admitted on the context cost alone
             pass
-    return FOOTPRINT_FACTOR * worker + JUDGE_FACTOR * judge + CONTEXT_BYTES
+    area = int(AREA_GROWTH * worker) if transfer == "area" else 0
+    return FOOTPRINT_FACTOR * worker + area + JUDGE_FACTOR * judge + CONTEXT_BYTES
 
 
 class Device:
@@ -376,7 +381,7 @@ class Device:
                                                 started=lambda child: setattr(lane, "current", child))
                 lane.state = "idle"
 
-            need = footprint(unit)
+            need = footprint(unit, settings.transfer)
             obs = self._attempt(unit, settings, log_path, env, lease, need)
             ran_out = obs.out_of_memory if self.memory.capacity is not None else None
             if ran_out is not None:

@@ -149,7 +149,8 @@ class Observation:
         verdict, and a large model's float64 copy may fit nowhere."""
         messages = [self.abnormal.message if self.abnormal else None]
         for c in self.combos.values():
-            messages += [c.check.message if c.check else None, c.timing.error]
+            messages += [c.check.message if c.check else None, c.timing.error, c.timing.before,
+                         c.after.stale, c.after.fresh]
         return next((m for m in messages if m and OUT_OF_MEMORY.search(m)), None)
 
     def with_step(self, name: str, seconds: float) -> Observation:
