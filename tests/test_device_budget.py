@@ -111,14 +111,14 @@ def test_a_task_without_resident_bytes_keeps_its_footprint():
     large = task.shape("large")
     assert task_bytes(task, large, torch.float32) == task.bytes(large, torch.float32)
     x = 8192 * 8192
+    unit = Unit(task, [("large", "float32")])
     # worker: FOOTPRINT_FACTOR x (input + output at float32); judge: JUDGE_FACTOR x the same at float64
-    assert footprint(Unit(task, [("large", "float32")])) == (FOOTPRINT_FACTOR * 2 * x * 4 + JUDGE_FACTOR * 2 * x * 8
-                                                              + CONTEXT_BYTES)
-    assert math.isclose(footprint(Unit(task, [("large", "float32")])) / GiB, 7.0)  # 3 + 3 + 1
-    # a worker with a transfer area keeps one call's outputs and inputs there too, grown by AREA_GROWTH
+    assert footprint(unit, "ipc") == FOOTPRINT_FACTOR * 2 * x * 4 + JUDGE_FACTOR * 2 * x * 8 + CONTEXT_BYTES
+    assert math.isclose(footprint(unit, "ipc") / GiB, 7.0)  # 3 + 3 + 1
+    # a worker with a transfer area (the default) keeps one call's outputs and inputs there too, grown by
+    # AREA_GROWTH
     from mkbench.transfer import AREA_GROWTH
-    assert footprint(Unit(task, [("large", "float32")]), "area") - footprint(Unit(task, [("large", "float32")])) \
-        == int(AREA_GROWTH * 2 * x * 4)
+    assert footprint(unit) == footprint(unit, "area") == footprint(unit, "ipc") + int(AREA_GROWTH * 2 * x * 4)
 
 
 def test_the_memory_share_sets_the_budget_and_refuses_nonsense(cli, tmp_path):

@@ -184,6 +184,8 @@ def test_on_a_gpu_the_judge_maps_a_workers_area_once():
         p.join(30)
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="--hw cpu is refused on a host with a GPU (the GPU tests "
+                                                      "above cover the area there)")
 def test_the_run_records_how_its_workers_hand_over_and_an_unknown_way_is_refused(tmp_path, cli):
     from mkbench.store import Store
     store = tmp_path / "r.sqlite"

@@ -307,7 +307,7 @@ def task_bytes(task, shape, dtype) -> int:
     return int(max(counted, resident(shape, dtype)) if resident is not None else counted)
 
 
-def footprint(unit, transfer: str = "ipc") -> int:
+def footprint(unit, transfer: str = "area") -> int:
     """Device memory a unit may hold at once: the worker's share (``FOOTPRINT_FACTOR`` x the largest
     combination's bytes: inputs, outputs, the timing pool, the poison block) and the judge's
     (``JUDGE_FACTOR`` x the same bytes at the precision the contract computes the reference in: a

@@ -71,7 +71,7 @@ class RunOptions:
     log_dir: Path | None = None
     confine: bool = True         # confine candidate workers (mkbench.sandbox); False: --no-confine
     untimed_wait: str = "spin"   # how judges and compile-ahead workers wait for a GPU: "spin" or "block"
-    transfer: str = "ipc"        # how workers hand CUDA tensors to the judge: "ipc" or "area" (EvalSettings)
+    transfer: str = "area"       # how workers hand CUDA tensors to the judge: "area" or "ipc" (EvalSettings)
 
     @property
     def method_name(self) -> str:

@@ -36,6 +36,6 @@ class EvalSettings:
     time_roles: tuple[str, ...] = ()  # shape roles to time; empty: every role
     worker_memory_mb: int | None = None  # the candidate worker's RLIMIT_DATA (None: no cap)
     confine: dict | None = None  # mkbench.sandbox.confine's settings for candidate workers (None: unconfined)
-    # how a worker hands its CUDA tensors to the judge: "ipc" (each tensor's own IPC handles, opened and
-    # closed per check) or "area" (copied into one transfer area the judge maps once per unit)
-    transfer: str = "ipc"
+    # how a worker hands its CUDA tensors to the judge: "area" (copied into one transfer area the judge
+    # maps once per unit) or "ipc" (each tensor's own IPC handles, opened and closed per check)
+    transfer: str = "area"
