@@ -36,6 +36,10 @@
 # into call 9's store, which holds call 7's records:
 #   ADOPT=1 STORE=reports/2026-11-28-cuda-l1/call9-x2-h200/sets/cudal1.sqlite RUNS="sol-a100:cuda-l1-a100 \
 #     sol-h20:cuda-l1-h20 sol-l40:cuda-l1-l40 sol-3090:cuda-l1-3090" DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
+# Call 14 (2026-11-28, third session), one H100, the three sets never run, each sampled (its first tasks)
+# in an equal share of the call (carry .bench/x4/tasks, .bench/x4/sol-h20, .bench/x4/sol-l40, .bench/x4/sol-3090):
+#   SPLIT=1 ADOPT=1 STORE=reports/2026-11-28-cuda-l1/call9-x2-h200/sets/cudal1.sqlite RUNS="sol-h20:cuda-l1-h20 \
+#     sol-l40:cuda-l1-l40 sol-3090:cuda-l1-3090" DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
 # (.bench/x4 with every set imported is 23 MB: carry only the folders a call needs, e.g. .bench/x4/tasks and
 # .bench/x4/sol-a100 ..., so that the tree stays under the transfer's 64 MiB.)
 # A multi-GPU machine took about 436 s to start in call 9, and held time counts: ask for one GPU unless
@@ -53,9 +57,16 @@ tasks=$x4/${TASKS_DIR:-tasks}
 python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
 { nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv; nproc; } > "$out/device.txt" 2>&1
 runs=${RUNS:-"sol/cuda_graph:cuda-l1-h100-cuda_graph sol/cudnn:cuda-l1-h100-cudnn sol-a100:cuda-l1-a100 sol-h20:cuda-l1-h20"}
+n_runs=$(wc -w <<< "$runs"); run_no=0
 for r in $runs; do
   sol=${r%%:*}; method=${r##*:}
-  left=$(( ${DEADLINE:-540} - ($(date +%s) - began) - 15 ))  # 15 s for the last run to stop and save
+  left=$(( ${DEADLINE:-540} - ($(date +%s) - began) - 15 ))  # 15 s for the last run to save
+  # A run told to stop took about 60 s to end on an H100 (call 14: TERM at 171 s, ended at 228-231 s):
+  # STOP_S is kept for that, per run still to go
+  togo=$(( n_runs - run_no )); stop=${STOP_S:-60}
+  # SPLIT=1: each run gets an equal part of what is left, so that every set is sampled (its first tasks)
+  if [ -n "${SPLIT:-}" ]; then left=$(( (left - stop * togo) / togo )); else left=$(( left - stop )); fi
+  run_no=$((run_no + 1))
   [ "$left" -lt 30 ] && { echo "$method: not started, $left s left" | tee -a "$out/runs.log"; continue; }
   start=$(date +%s)
   timeout -s TERM "$left" python3 -m mkbench run --backend cuda --hw auto --tasks-dir "$tasks" \
