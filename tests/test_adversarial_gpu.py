@@ -9,6 +9,7 @@
 """
 
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -45,6 +46,7 @@ def _run(tmp_path, name, files, *extra, shape_role=None):
         args += ["--shape-role", shape_role]
     if os.environ.get("MKBENCH_TEST_TRANSFER"):  # the suite again with the other way workers hand answers over
         args += ["--transfer", os.environ["MKBENCH_TEST_TRANSFER"]]
+    args += shlex.split(os.environ.get("MKBENCH_TEST_RUN_ARGS", ""))  # the suite again with other engine settings
     return args, store
 
 

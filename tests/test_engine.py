@@ -431,3 +431,23 @@ def test_a_multi_gpu_host_shares_its_lanes_among_its_gpus(tmp_path, monkeypatch)
     assert [len(d.lanes) for d in one._devices(hw, {"device_count": 4}, ())] == [12]
     said = runner_mod.Runner(build_registry(), Store(tmp_path / "u.sqlite"), runner_mod.RunOptions(gpus="all", lanes=9))
     assert [len(d.lanes) for d in said._devices(hw, {"device_count": 2}, ())] == [9, 9]
+
+
+def test_a_slow_stop_says_where_each_thread_is(capsys):
+    import threading
+
+    from mkbench.engine.runner import report_slow_stop
+    release = threading.Event()
+
+    def waiting_for_a_lane_that_never_comes():
+        release.wait(10)
+
+    t = threading.Thread(target=waiting_for_a_lane_that_never_comes, name="lane-3")
+    t.start()
+    try:
+        report_slow_stop(0.01).join(5)
+    finally:
+        release.set()
+        t.join()
+    err = capsys.readouterr().err
+    assert "still stopping" in err and "-- thread lane-3" in err and "waiting_for_a_lane_that_never_comes" in err

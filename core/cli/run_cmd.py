@@ -109,6 +109,10 @@ def add_parser(sub) -> None:
                    help="how a worker hands its CUDA answers to the judge: one transfer area per worker, mapped by "
                         "the judge once per unit (default), or each tensor's own IPC handles, opened and closed per "
                         "check (on an H100 main job the area took the judge from 6.7 to 4.0 s per candidate unit)")
+    p.add_argument("--memory-hold", choices=["unit", "staged"], default="unit",
+                   help="how a unit holds its share of the GPU's memory budget: from its first check to its end "
+                        "(default), or staged: its small combinations on a small share, the whole share from the "
+                        "first combination that needs it (not yet measured on a GPU)")
     p.add_argument("--worker-memory-mb", type=check.count(64, 1 << 24), metavar="MIB",
                    help="cap each candidate worker's private writable memory (RLIMIT_DATA, MiB): a candidate's host "
                         "allocations beyond it fail in the candidate (an 'error' verdict) instead of exhausting the "
@@ -158,7 +162,7 @@ def run(args) -> int:
         worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache, confine=not args.no_confine, untimed_wait=args.untimed_wait,
-        transfer=args.transfer,
+        transfer=args.transfer, memory_hold=args.memory_hold,
     )
     registry.backend(options.backend)  # fail on an unknown name before probing the device
     for name in options.tasks:

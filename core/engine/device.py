@@ -307,7 +307,7 @@ def task_bytes(task, shape, dtype) -> int:
     return int(max(counted, resident(shape, dtype)) if resident is not None else counted)
 
 
-def footprint(unit, transfer: str = "area") -> int:
+def footprint(unit, transfer: str = "area", combos=None) -> int:
     """Device memory a unit may hold at once: the worker's share (``FOOTPRINT_FACTOR`` x the largest
     combination's bytes: inputs, outputs, the timing pool, the poison block) and the judge's
     (``JUDGE_FACTOR`` x the same bytes at the precision the contract computes the reference in: a
@@ -321,10 +321,11 @@ def footprint(unit, transfer: str = "area") -> int:
     H200 run's out-of-memory reports), inside the memory ``MEMORY_SHARE`` leaves unplanned. With
     ``transfer`` "area" the worker also keeps its transfer area: one call's outputs and inputs, made
     ``transfer.AREA_GROWTH`` times larger than asked (uncounted, the workers' peaks went from 0.94 to
-    1.28 times their plan on an H100, reports/2026-11-28-calls/call12-h100)."""
+    1.28 times their plan on an H100, reports/2026-11-28-calls/call12-h100). ``combos``: only these of the
+    unit's combinations (default: all)."""
     worker = judge = 0
     precision = getattr(getattr(unit.task, "contract", None), "reference_precision", None)
-    for shape_name, dtype in unit.combos:
+    for shape_name, dtype in (unit.combos if combos is None else combos):
         try:
             shape, native = unit.task.shape(shape_name), DTYPES[dtype]
             worker = max(worker, task_bytes(unit.task, shape, native))
@@ -334,6 +335,31 @@ def footprint(unit, transfer: str = "area") -> int:
             pass
     area = int(AREA_GROWTH * worker) if transfer == "area" else 0
     return FOOTPRINT_FACTOR * worker + area + JUDGE_FACTOR * judge + CONTEXT_BYTES
+
+
+#: a staged hold's first stage: the leading combinations whose worker and judge shares together are at most
+#: this fraction of the unit's (the small and awkward shapes, ahead of the large ones a task lists last)
+FIRST_STAGE_SHARE = 0.25
+
+
+def first_stage(unit, transfer: str = "area") -> list | None:
+    """The combinations a unit checks on a small share of the memory budget before it takes its whole
+    share (``--memory-hold staged``), or None where staging saves nothing: no leading combination is
+    small, or every one is. The whole share covers every combination from the first that is not small
+    to the unit's end, timing and the checks after it included. A unit holds the whole share from its
+    first check otherwise: on an H100 main job, units waited for the budget over half their time while
+    a candidate unit's small shapes (six of its nine combinations, each traced and judged) ran inside
+    a hold sized for its large ones (reports/2026-11-28-calls/call13-h100). A stateful task is not
+    staged: while a unit waits for its whole share it may give its lane (and its judge) up, and a
+    stateful reference's judge must see every call of the unit."""
+    if unit.task.stateful_reference or len(unit.combos) < 2:
+        return None
+    whole = footprint(unit, transfer) - CONTEXT_BYTES
+    k = 0
+    while k < len(unit.combos) and footprint(unit, transfer, unit.combos[:k + 1]) - CONTEXT_BYTES \
+            <= FIRST_STAGE_SHARE * whole:
+        k += 1
+    return unit.combos[:k] if 0 < k < len(unit.combos) else None
 
 
 class Device:
@@ -382,7 +408,8 @@ class Device:
                 lane.state = "idle"
 
             need = footprint(unit, settings.transfer)
-            obs = self._attempt(unit, settings, log_path, env, lease, need)
+            first = first_stage(unit, settings.transfer) if settings.memory_hold == "staged" else None
+            obs = self._attempt(unit, settings, log_path, env, lease, need, first)
             ran_out = obs.out_of_memory if self.memory.capacity is not None else None
             if ran_out is not None:
                 # The plan is an estimate and peaks add up when they coincide: the unit is run again
@@ -407,12 +434,14 @@ class Device:
             lease.release()
 
     def _attempt(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str], lease: Lease,
-                 need: int) -> Observation:
-        """One evaluation of ``unit`` on the lane ``lease`` holds, with ``need`` bytes of the budget."""
-        def room(away=nullcontext):
-            return self.memory.hold(need, away, self._pool.wanted)
+                 need: int, first: list | None = None) -> Observation:
+        """One evaluation of ``unit`` on the lane ``lease`` holds, with ``need`` bytes of the budget;
+        ``first``: the combinations checked on a first stage's share (:func:`first_stage`)."""
+        def room(away=nullcontext, stage: bool = False):
+            share = min(need, footprint(unit, settings.transfer, first)) if stage else need
+            return self.memory.hold(share, away, self._pool.wanted)
 
-        obs = lease.lane.evaluate(unit, settings, log_path, env, room=room, lease=lease)
+        obs = lease.lane.evaluate(unit, settings, log_path, env, room=room, lease=lease, first_stage=first)
         if self.memory.capacity is not None and obs.steps is not None:
             obs = obs.with_memory(planned=min(need, self.memory.capacity))
         return obs

@@ -53,13 +53,16 @@ class Lane:
 
     # --- one unit ----------------------------------------------------------------------------
     def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str],
-                 room: Callable[..., AbstractContextManager] = nullcontext, lease=None) -> Observation:
+                 room: Callable[..., AbstractContextManager] = lambda away=None, stage=False: nullcontext(),
+                 lease=None, first_stage: list | None = None) -> Observation:
         """``room(away)`` holds the unit's share of the device's memory: taken after the compile (host
         work: nvcc, imports, the profiler's start-up), given back after the worker has exited and the
         judge has let go of the unit's inputs. With a ``lease`` (:class:`.device.Lease`, holding this
         lane) the unit gives the lane up (``away()``) while it waits for that room if a unit back from
         timing needs a lane, and while it waits for and takes its timing hold; it ends on whichever
-        lane it took back."""
+        lane it took back. With ``first_stage`` (combinations: :func:`.device.first_stage`) the unit
+        checks those on a first stage's share (``room(away, stage=True)``), gives it back, and waits
+        for its whole share before the next combination (:func:`_grow`)."""
         def here() -> Lane:
             return lease.lane if lease is not None and lease.lane is not None else self
 
@@ -105,7 +108,8 @@ class Lane:
                 # it waits for the room on its lane, unless a unit back from timing needs the lane
                 away = (lambda: lease.away(w, settings.limits.start, judge_peak)) if lease is not None else nullcontext
                 lane_wait = w.clock.get("wait_lane", 0.0)
-                holding.enter_context(room(away))
+                hold = holding.enter_context(ExitStack())  # the unit's share; a staged one is replaced once
+                hold.enter_context(room(away, first_stage is not None))
                 lane_wait = w.clock.get("wait_lane", 0.0) - lane_wait  # on the clock already, as wait_lane
                 # another lane's doing: not on the unit limit
                 w.waited_for(WAIT_MEMORY, time.monotonic() - w.t - lane_wait)
@@ -113,6 +117,8 @@ class Lane:
                 run = steps.UnitRun(unit, settings, self.device, w, here().judge, rec, say)
                 if lease is not None:
                     run.away = lambda: _away(lease, run, settings.limits.start, judge_peak)
+                if first_stage is not None:
+                    run.room_for = _grow(run, set(first_stage), hold, lambda: room(away), lambda: here().judge)
                 passed = steps.correctness(run)
                 if settings.time_roles:
                     passed = [(sh, dt) for sh, dt in passed if unit.task.shape(sh).role in settings.time_roles]
@@ -174,6 +180,30 @@ def _worker_peak(w: WorkerSession) -> int | None:
     except Exception:  # noqa: BLE001 - a worker that cannot say costs the unit nothing
         return None
     return peak if isinstance(peak, int) and not isinstance(peak, bool) and 0 <= peak < 1 << 50 else None
+
+
+def _grow(run: steps.UnitRun, first: set, hold: ExitStack, whole: Callable[[], AbstractContextManager],
+          judge: Callable[[], JudgeClient]):
+    """``run.room_for``: before the first combination outside the first stage, the unit gives its first
+    stage's share back and waits for its whole share (never holding one while waiting for the other, so
+    that staging adds no wait that could close a cycle), maybe without its lane as at its first wait;
+    it goes on with the judge of whichever lane it holds then. The wait is ``wait_memory`` on its clock,
+    not on its limit."""
+    grown = False
+
+    def room_for(combo) -> None:
+        nonlocal grown
+        if grown or combo in first:
+            return
+        grown = True
+        w = run.worker
+        t, lane_wait = time.monotonic(), w.clock.get("wait_lane", 0.0)
+        run.say(f"wait for memory {run.unit.task.name}")
+        hold.close()  # the first stage's share back
+        hold.enter_context(whole())
+        run.judge = judge()
+        w.waited_for(WAIT_MEMORY, time.monotonic() - t - (w.clock.get("wait_lane", 0.0) - lane_wait))
+    return room_for
 
 
 @contextmanager

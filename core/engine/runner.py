@@ -72,6 +72,7 @@ class RunOptions:
     confine: bool = True         # confine candidate workers (mkbench.sandbox); False: --no-confine
     untimed_wait: str = "spin"   # how judges and compile-ahead workers wait for a GPU: "spin" or "block"
     transfer: str = "area"       # how workers hand CUDA tensors to the judge: "area" or "ipc" (EvalSettings)
+    memory_hold: str = "unit"    # how a unit holds its share of the memory budget: "unit" or "staged" (EvalSettings)
 
     @property
     def method_name(self) -> str:
@@ -138,6 +139,31 @@ def worker_env(backend, hw: HardwareProfile) -> dict[str, str]:
     env = {} if hw.device == "cpu" else {"TRITON_INTERPRET": "0"}
     env.update(backend.worker_env(hw))
     return env
+
+
+#: a run told to stop that is still stopping after this long says where its threads are (on an H100, CUDA-L1
+#: runs sent SIGTERM took 50-60 s to end, where a CPU run ends in 2 s: reports/2026-11-28-cuda-l1, calls 14-15)
+STOP_REPORT_S = 15.0
+
+
+def report_slow_stop(after: float | None = None) -> threading.Timer:
+    """Starts a timer (a daemon: it never holds the process up) that prints every thread's stack to stderr
+    if the process is still alive ``after`` seconds from now."""
+    import sys
+    import traceback
+
+    def report() -> None:
+        names = {t.ident: t.name for t in threading.enumerate()}
+        lines = [f"mkbench: still stopping {after or STOP_REPORT_S:.0f} s after being told to; where its threads are:"]
+        for ident, frame in sys._current_frames().items():
+            if ident != threading.get_ident():
+                lines += [f"-- thread {names.get(ident, ident)}", *traceback.format_stack(frame)[-6:]]
+        print("\n".join(line.rstrip() for line in lines), file=sys.stderr, flush=True)
+
+    timer = threading.Timer(STOP_REPORT_S if after is None else after, report)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def _raise_interrupt(signum, frame):
@@ -229,7 +255,9 @@ class Runner:
                     self.store.cache_baseline(_task_digest(unit), env_key, env_doc, run_id, rows)
         except RunOwned:
             raise  # another process took the run over: its status is theirs to write
-        except BaseException:  # Ctrl-C, SIGTERM, or a failure (an executor that cannot start): resumable, not 'running'
+        except BaseException as exc:  # Ctrl-C, SIGTERM, or a failure (an executor that cannot start): resumable
+            if isinstance(exc, KeyboardInterrupt):
+                report_slow_stop()
             self.store.set_run_status(run_id, "interrupted", {"gpu_state_at_end": environment.gpu_state(),
                                                               "engine_clock": engine_clock()})
             raise
@@ -274,7 +302,7 @@ class Runner:
                          "memory_share": opt.memory_share,
                          "gpus": opt.gpus, "workers": opt.workers, "compile_workers": opt.compile_workers,
                          "worker_memory_mb": opt.worker_memory_mb, "untimed_wait": opt.untimed_wait,
-                         "transfer": opt.transfer,
+                         "transfer": opt.transfer, "memory_hold": opt.memory_hold,
                          "confinement": self.confinement()}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
@@ -301,7 +329,8 @@ class Runner:
         confine = {"store": str(self._store_path()), "logs": str(self._log_dir())} if self.opt.confine else None
         return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
                             limits=self.opt.limits, time_roles=tuple(self.opt.time_roles),
-                            worker_memory_mb=self.opt.worker_memory_mb, confine=confine, transfer=self.opt.transfer)
+                            worker_memory_mb=self.opt.worker_memory_mb, confine=confine, transfer=self.opt.transfer,
+                            memory_hold=self.opt.memory_hold)
 
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1

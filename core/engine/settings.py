@@ -39,3 +39,7 @@ class EvalSettings:
     # how a worker hands its CUDA tensors to the judge: "area" (copied into one transfer area the judge
     # maps once per unit) or "ipc" (each tensor's own IPC handles, opened and closed per check)
     transfer: str = "area"
+    # how a unit holds its share of the device's memory: "unit" (the whole share, from its first check
+    # to its end) or "staged" (the combinations that need little first, on a small share; the whole
+    # share from the first combination that needs more: see device.first_stage)
+    memory_hold: str = "unit"

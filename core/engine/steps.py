@@ -45,6 +45,9 @@ class UnitRun:
     say: Callable[[str], None] = lambda state: None  # the lane's state line
     # the unit gives its lane up around its timing hold (see device.Lease); its judge may change
     away: Callable[[], AbstractContextManager] = nullcontext
+    # called before each combination's checks: a staged memory hold grows to the unit's whole share
+    # before the first combination that needs it (lane._grow); its judge may change there too
+    room_for: Callable[[tuple[str, str]], None] = lambda combo: None
 
 
 @contextmanager
@@ -72,6 +75,7 @@ def correctness(run: UnitRun) -> list[Combo]:
     unit, settings, w, rec = run.unit, run.settings, run.worker, run.record
     passed = []
     for shape, dtype in unit.combos:
+        run.room_for((shape, dtype))
         w.combo = (shape, dtype)
         run.say(f"check {unit.task.name} {shape}/{dtype}")
         rec.note(shape, dtype)
