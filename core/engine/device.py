@@ -459,12 +459,28 @@ class Device:
         return [f"{self.name}/{lane.index}: {lane.state}" for lane in self.lanes]
 
     def close(self, kill: bool = False) -> None:
-        """Stop the judges; with ``kill``, also the workers of units in flight (an interrupted run)."""
+        """Stop the judges; with ``kill``, also the workers of units in flight (an interrupted run). Every
+        process is told first and waited for after: one at a time, each judge's exit (its CUDA context
+        torn down) and each killed worker's were waited for in turn, and runs stopped on an H100 took
+        50-60 s to end (reports/2026-11-28-cuda-l1, calls 14-15; a CPU run, whose processes have no
+        CUDA context, ends in 2 s)."""
+        for child in self.ask_stop(kill):
+            child.kill()  # gone by now, or killed again and waited for
+        for lane in self.lanes:
+            lane.close()
+
+    def ask_stop(self, kill: bool = False) -> list:
+        """The first half of :meth:`close`: every judge told to stop and, with ``kill``, every worker of a
+        unit in flight killed, none waited for. Returns those workers."""
+        workers = []
         for lane in self.lanes:
             lane.closing = lane.closing or kill
             if kill and lane.current is not None:
-                lane.current.kill()
-            lane.close()
+                workers.append(lane.current)
         if kill:
-            for child in list(self._parked):
-                child.kill()
+            workers += list(self._parked)
+        for child in workers:
+            child.send_kill()
+        for lane in self.lanes:
+            lane.judge.ask_stop()
+        return workers

@@ -83,6 +83,11 @@ class JudgeClient:
         peak = answer.get("peak_bytes")
         return peak if isinstance(peak, int) and peak >= 0 else None
 
+    def ask_stop(self) -> None:
+        """Tell the judge to stop, without waiting for it (:meth:`close` waits)."""
+        if self._child is not None:
+            self._child.ask_stop()
+
     def close(self) -> None:
         if self._child is not None:
             self._cpu_gone += tree_cpu(self._child.pid) or 0.0

@@ -116,6 +116,8 @@ class LocalExecutor:
                 yield from finished
         finally:
             ahead.close()
+            for d in self.devices:  # every device's processes told to stop before any is waited for
+                d.ask_stop(kill=True)
             for d in self.devices:
                 d.close(kill=True)
             for ex in lanes.values():

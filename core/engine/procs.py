@@ -119,15 +119,25 @@ class Child:
         self.proc.join(2)
         return describe_exit(self.proc.exitcode)
 
-    def stop(self, grace: float = 5.0) -> None:
-        """Ask politely, then kill the process group (the child and anything it started)."""
+    def ask_stop(self) -> None:
+        """Ask the child to stop, without waiting for it (:meth:`stop` waits)."""
         if self.proc.is_alive():
             try:
                 self.conn.send_bytes(pickle.dumps({"op": "stop"}))
             except OSError:
                 pass
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Ask politely, then kill the process group (the child and anything it started)."""
+        if self.proc.is_alive():
+            self.ask_stop()
             self.proc.join(grace)
         self.kill()
+
+    def send_kill(self) -> None:
+        """Kill the process group, without waiting for the child to be gone (:meth:`kill` waits)."""
+        if self.pid:
+            kill_group(self.pid)
 
     def kill(self) -> None:
         if self.pid:
