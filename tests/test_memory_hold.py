@@ -118,3 +118,4 @@ def test_a_staged_run_takes_its_shares_in_order_and_keeps_its_verdicts(tmp_path,
     assert Store(store).runs()[-1].env["engine"]["memory_hold"] == "staged"
 
 
+

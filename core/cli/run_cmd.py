@@ -34,6 +34,9 @@ def add_parser(sub) -> None:
                    help="only this task (repeatable, or comma-separated)")
     p.add_argument("--category", action="append", default=[], dest="categories", type=check.name_list,
                    help="only this category (repeatable)")
+    p.add_argument("--shuffle-tasks", type=check.seed, metavar="SEED",
+                   help="evaluate the tasks in an order shuffled with SEED, so that a run cut short holds a sample "
+                        "of every category (the same SEED on --resume goes on in the same order)")
     p.add_argument("--shape-role", action="append", default=[], dest="shape_roles",
                    choices=["small", "awkward", "large", "standard"],
                    help="only shapes of this role (repeatable; default: all)")
@@ -162,7 +165,7 @@ def run(args) -> int:
         worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache, confine=not args.no_confine, untimed_wait=args.untimed_wait,
-        transfer=args.transfer, memory_hold=args.memory_hold,
+        transfer=args.transfer, memory_hold=args.memory_hold, shuffle_seed=args.shuffle_tasks,
     )
     registry.backend(options.backend)  # fail on an unknown name before probing the device
     for name in options.tasks:

@@ -9,6 +9,7 @@ prepare pool (:mod:`.prepare`).
 from __future__ import annotations
 
 import os
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -62,6 +63,13 @@ class Planner:
         backend.availability(hw)  # the backend, not the profile, decides: plugins add backends profiles never heard of
         compile_only = backend.compile_only(hw)
         tasks = self.reg.select_tasks(self.opt.tasks, self.opt.categories)
+        seed = getattr(self.opt, "shuffle_seed", None)
+        if seed is not None:
+            # A run cut short (a device call's deadline, Ctrl-C) then holds a sample of every category, not
+            # the first ones: CUDA-L1 sets stopped at their share of a call held activations and convolutions
+            # only (reports/2026-11-28-cuda-l1, calls 14-15). A task's units stay together.
+            tasks = list(tasks)
+            random.Random(seed).shuffle(tasks)
         if self.opt.solutions is not None:
             self._check_solutions_dir(backend)
         baseline_names = self.opt.baselines if self.opt.baselines is not None else list(hw.baselines)

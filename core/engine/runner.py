@@ -73,6 +73,9 @@ class RunOptions:
     untimed_wait: str = "spin"   # how judges and compile-ahead workers wait for a GPU: "spin" or "block"
     transfer: str = "area"       # how workers hand CUDA tensors to the judge: "area" or "ipc" (EvalSettings)
     memory_hold: str = "unit"    # how a unit holds its share of the memory budget: "unit" or "staged" (EvalSettings)
+    # the tasks in an order shuffled with this seed (None: the registry's order, category by category); not
+    # in the run's configuration: a resumed run may take another order and keeps what it finished
+    shuffle_seed: int | None = None
 
     @property
     def method_name(self) -> str:
