@@ -11,8 +11,10 @@ import os
 import re
 import secrets
 import signal
+import sys
 import threading
 import time
+import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,9 +154,6 @@ STOP_REPORT_S = 15.0
 def report_slow_stop(after: float | None = None) -> threading.Timer:
     """Starts a timer (a daemon: it never holds the process up) that prints every thread's stack to stderr
     if the process is still alive ``after`` seconds from now."""
-    import sys
-    import traceback
-
     def report() -> None:
         names = {t.ident: t.name for t in threading.enumerate()}
         lines = [f"mkbench: still stopping {after or STOP_REPORT_S:.0f} s after being told to; where its threads are:"]
