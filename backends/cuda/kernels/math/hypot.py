@@ -1,6 +1,8 @@
-"""hypot(x, y) in float32 for every dtype: float16 and bfloat16 widen exactly (their whole range,
-subnormals included, is inside float32's), and CUDA's hypotf scales internally, so neither
-overflows nor underflows where x^2 would; the result is rounded once to the output dtype. IEEE
+"""hypot(x, y) for every dtype: float16 and bfloat16 widen exactly to float32 (their whole range,
+subnormals included, is inside float32's), whose bits are decoded into float64 with integer
+operations, where sqrt(x^2 + y^2) neither overflows nor underflows; the float64 result is encoded
+back to float32 the same way (subnormal results kept), then rounded to the output dtype. hypotf
+read subnormal inputs as zero on an H100 (reports/2026-11-28-calls/hypot_probe.py). IEEE
 special cases: an infinite argument gives +inf even with a NaN beside it; otherwise NaN
 propagates. Memory-bound: PER_THREAD coalesced elements per thread, loads in flight together."""
 
@@ -28,10 +30,33 @@ template <> __device__ __forceinline__ bf16 from_f32<bf16>(float v) {
     return r;
 }
 
+// hypot in float64 from the float32 bits, decoded and encoded with integer operations only: on an H100
+// this build's float32 instructions, conversions included, flushed subnormal operands to zero whatever
+// the --ftz option (reports/2026-11-28-calls/hypot_probe.py: hypotf(1e-39, 1e-39) gave 0), while
+// float64 ones never flush. In float64 neither x^2 overflows nor underflows for any float32 x.
+__device__ __forceinline__ double f64_of_bits(float v) {
+    const unsigned u = __float_as_uint(v);
+    const unsigned e = (u >> 23) & 0xffu, m = u & 0x7fffffu;
+    double mag;
+    if (e == 0u) mag = (double)m * __longlong_as_double(874LL << 52);                  // subnormal: m x 2^-149
+    else mag = __longlong_as_double(((long long)(e + 896u) << 52) | ((long long)m << 29));  // 896 = 1023 - 127
+    return (u >> 31) ? -mag : mag;
+}
+
+__device__ __forceinline__ float f32_of_f64(double r) {  // round to nearest even, subnormal results kept
+    if (!(fabs(r) < __longlong_as_double(897LL << 52))) return __double2float_rn(r);       // 2^-126: normal, NaN
+    const unsigned m = (unsigned)__double2ll_rn(fabs(r) * __longlong_as_double(1172LL << 52));  // x 2^149
+    return __uint_as_float(m | (r < 0.0 ? 0x80000000u : 0u));                      // m = 2^23 encodes 2^-126
+}
+
 __device__ __forceinline__ float hypot_of(float a, float b) {
-    const float inf = __int_as_float(0x7f800000);
-    if (fabsf(a) == inf || fabsf(b) == inf) return inf;
-    return hypotf(a, b);
+    const unsigned inf_bits = 0x7f800000u;
+    if ((__float_as_uint(a) & 0x7fffffffu) == inf_bits || (__float_as_uint(b) & 0x7fffffffu) == inf_bits)
+        return __uint_as_float(inf_bits);
+    if ((__float_as_uint(a) & 0x7fffffffu) > inf_bits || (__float_as_uint(b) & 0x7fffffffu) > inf_bits)
+        return __uint_as_float(0x7fc00000u);  // NaN beside a finite value
+    const double x = f64_of_bits(a), y = f64_of_bits(b);
+    return f32_of_f64(sqrt(x * x + y * y));
 }
 
 #define PER_THREAD 4

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Call 4 of the portability matrix (2026-11-28, fourth session), one GPU (an H200, as calls 2-3 and the
+# Triton store ../2026-11-28-main-job-1gpu): SYCL's 60 references under the timer rule fixed in 6cc78d6
+# (call 2's SYCL rows were called `hack` by the old one; 28 tasks never ran), after the CUDA and HIP `hypot`
+# references as mended this session. Each into a store of its own in $OUT; the matrix is built from the
+# returned stores here (README: Commands). Carry .whl (pyopencl: ../../shared/device/README.md).
+#   bash reports/2026-11-27-portability/call4.sh
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+out=${OUT:-results}; mkdir -p "$out"
+[ -f .whl/gpu-env.sh ] && source .whl/gpu-env.sh > "$out/gpu-env.txt" 2>&1
+python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
+{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv; nproc; } > "$out/device.txt" 2>&1
+deadline=$(( $(date +%s) + ${DEADLINE:-540} ))
+run() {  # backend store [mkbench run args...]
+  local b=$1 store=$2; shift 2
+  local left=$(( deadline - $(date +%s) ))
+  [ "$left" -lt 20 ] && { echo "$b: not run, the deadline was reached" | tee -a "$out/$b.log"; return; }
+  local start; start=$(date +%s)
+  timeout -s TERM "$left" python3 -m mkbench run --backend "$b" --hw auto --baselines eager --time-role large \
+    --gpus all --store "$out/$store" --resume --no-progress "$@" >> "$out/$b.log" 2>&1
+  echo "$b: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/$b.log"
+}
+run cuda hypot.sqlite --task hypot
+run hip hypot.sqlite --task hypot
+run sycl sycl.sqlite
+rm -rf "$out"/*-cache
+for s in hypot sycl; do python3 -c "import sqlite3; sqlite3.connect('$out/$s.sqlite').execute('PRAGMA wal_checkpoint(TRUNCATE)')"; done
+tar -czf "$out/unit-logs.tgz" -C "$out" hypot-logs sycl-logs 2>/dev/null && rm -rf "$out"/hypot-logs "$out"/sycl-logs
+grep -h "^engine:\|exit" "$out"/*.log
