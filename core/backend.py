@@ -28,11 +28,6 @@ class Backend:
     is_baseline: bool = False
     #: one paragraph: file layout, entry point, how inputs arrive, how outputs are returned
     candidate_contract: str = ""
-    #: whether importing (and ``prebuild``-ing) a candidate builds into an on-disk cache that its
-    #: evaluated worker then loads instead of building again (load_inline's extension in the unit's
-    #: ``TORCH_EXTENSIONS_DIR``, CuPy's kernel cache): the compile-ahead stage then imports it in a
-    #: throwaway worker even without a :meth:`prewarm` patch, so that nvcc runs outside the lanes
-    builds_on_import: bool = False
 
     # --- parent side -------------------------------------------------------------------
     def availability(self, hw: "HardwareProfile") -> None:

@@ -1,7 +1,5 @@
-"""Test backends that opt into the compile-ahead stage: ``prewarm_test`` with a compile-only patch
-(``Backend.prewarm``: while it is active, ``builtins._mkbench_test_prewarming`` is set, so a candidate
-can tell the call apart), ``build_ahead_test`` without one, whose candidates build on import
-(``Backend.builds_on_import``, as load_inline's do)."""
+"""A test backend that opts into the compile-ahead call (``Backend.prewarm``): while its patch is
+active, ``builtins._mkbench_test_prewarming`` is set, so a candidate can tell the call apart."""
 
 import builtins
 from contextlib import contextmanager
@@ -32,17 +30,6 @@ class PrewarmBackend(Backend):
         return _flagged()
 
 
-class BuildAheadBackend(Backend):
-    name = "build_ahead_test"
-    language = "python"
-    candidate_contract = "test only"
-    builds_on_import = True
-
-    def compile(self, task, source, hw):
-        return load_python_candidate(source, task.name)
-
-
 @hookimpl
 def register_backends(register):
     register(PrewarmBackend())
-    register(BuildAheadBackend())

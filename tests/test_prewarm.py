@@ -80,52 +80,6 @@ def test_prewarm_runs_on_meta_inputs_in_a_throwaway_worker(tmp_path, cli, prewar
     assert f"prewarm: {len(rows)} combination(s) compiled ahead; 0 skipped" in text
 
 
-# Builds on import into the unit's own cache, as a load_inline candidate does: the evaluated worker
-# must find the build made by another process (the compile-ahead worker), not make it itself.
-BUILDS_ON_IMPORT = '''
-import os
-import pathlib
-import torch
-
-_MARK = pathlib.Path(os.environ["TORCH_EXTENSIONS_DIR"]) / "built-by.txt"
-if _MARK.exists():
-    BUILT_BY = _MARK.read_text()
-    print("build found in the cache, made by", BUILT_BY, flush=True)
-else:
-    _MARK.parent.mkdir(parents=True, exist_ok=True)
-    _MARK.write_text(str(os.getpid()))
-    BUILT_BY = None
-    print("built on import by", os.getpid(), flush=True)
-
-def kernel_function(x):
-    assert BUILT_BY not in (None, str(os.getpid())), "the evaluated worker built the candidate itself"
-    return torch.nn.functional.silu(x)
-'''
-
-
-def test_a_backend_that_builds_on_import_is_imported_ahead_in_a_throwaway_worker(tmp_path, cli, prewarm_backend):
-    """``Backend.builds_on_import`` (CUDA's load_inline): no compile-only patch, so the compile-ahead
-    worker only imports the candidate; the evaluated worker then loads that build from the unit's cache."""
-    sol = tmp_path / "sol" / "activation"
-    sol.mkdir(parents=True)
-    (sol / "silu.py").write_text(BUILDS_ON_IMPORT)
-    code, out, err = cli("run", "--backend", "build_ahead_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
-                         "--task", "silu", "--shape-role", "small", "--dtype", "float32", "--seeds", "1",
-                         "--baselines", "none", "--no-timing", "--store", tmp_path / "r.sqlite",
-                         "--json", tmp_path / "r.json", "--no-progress", "--compile-workers", "1")
-    assert code == 0, err
-    rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
-    assert rows
-    for r in rows:
-        assert r["correct_status"] == "correct", r["error"]
-        steps = (r["extra"] if isinstance(r["extra"], dict) else json.loads(r["extra"]))["unit_seconds"]["steps"]
-        assert steps["compile_ahead"] > 0 and steps["compile_ahead_import"] > 0, steps
-        assert "compile_ahead_build" not in steps, steps  # no compile-only calls: there is no patch
-    text = "\n".join(p.read_text() for p in tmp_path.glob("r-logs/**/silu__*.log"))
-    assert "built on import by" in text and "build found in the cache, made by" in text, text
-    assert "prewarm:" not in text, text
-
-
 def test_meta_inputs_have_the_shapes_dtypes_and_strides_of_inputs_drawn_for_real():
     """generate_meta draws on the meta device (computing nothing: a float64 QR per batch once took a
     compile-ahead worker to its limit); for every task the result matches the draws made on the CPU

@@ -29,10 +29,6 @@ class CudaBackend(Backend):
     # load_inline candidates (KernelBench's, CUDA-L1's) call PyTorch's own ops around their kernels,
     # some of them inside a CUDA graph captured at their first call
     warm_libraries = True
-    # load_inline's nvcc (13 s per CUDA-L1 unit on an H100) and CuPy's NVRTC run when a candidate is
-    # imported or ModelNew is built, into the unit's own TORCH_EXTENSIONS_DIR and CuPy's cache: the
-    # compile-ahead stage does that outside the lanes
-    builds_on_import = True
     candidate_contract = (
         "One Python file per task at <category>/<task>.py, in either of two forms. (a) CuPy/NVRTC: a top-level "
         f"`{ENTRY_POINT}` (or a callable named after the task) called with the task's inputs as positional "

@@ -6,11 +6,8 @@ lane from doing device work while lanes were the scarce resource. Here it is a s
 pipeline between prepare and evaluate: a throwaway worker per unit calls the candidate once per
 (shape, dtype) on shape-only (``meta``) inputs inside the backend's compile-only context
 (:meth:`mkbench.backend.Backend.prewarm`), the kernels land in the on-disk cache, and the evaluated
-worker loads them. A backend whose candidates build on import (``Backend.builds_on_import``: a
-CUDA candidate's load_inline, 13 s of nvcc per unit held in the lane on CUDA-L1's a100 set on an
-H100, ``reports/2026-11-28-cuda-l1/call17-h100``) is only imported there: the evaluated worker's
-import finds the build in the unit's own cache. The throwaway worker is never evaluated: nothing it
-does is evidence, and a failure here only means that the real first call compiles, as it would have.
+worker loads them. The throwaway worker is never evaluated: nothing it does is evidence, and a
+failure here only means that the real first call compiles, as it would have.
 """
 
 from __future__ import annotations
@@ -109,11 +106,9 @@ class Gate:
 
 
 def wanted(unit) -> bool:
-    """Whether a unit has anything to compile ahead: JIT kernels its first calls would compile (the
-    backend's ``prewarm`` patch), or a build its import makes (``Backend.builds_on_import``)."""
-    if unit.backend.is_baseline or unit.source is None or unit.compile_only:
-        return False
-    return unit.backend.builds_on_import or unit.backend.prewarm(unit.hw) is not None
+    """Whether a unit has anything to compile ahead."""
+    return not (unit.backend.is_baseline or unit.source is None or unit.compile_only
+                or unit.backend.prewarm(unit.hw) is None)
 
 
 def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_path: Path | None,
@@ -142,9 +137,8 @@ def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_p
         at = part(COMPILE_AHEAD_PARTS[0], t)
         if w.expect({"op": "compile"}, settings.limits.compile, "compiled")["ok"]:
             at = part(COMPILE_AHEAD_PARTS[1], at)
-            if unit.backend.prewarm(unit.hw) is not None:  # else the import was the build (builds_on_import)
-                w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
-                part(COMPILE_AHEAD_PARTS[2], at)
+            w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
+            part(COMPILE_AHEAD_PARTS[2], at)
     except Exception:  # noqa: BLE001 - a hang, a crash, garbage: see the module docstring
         pass
     finally:
