@@ -5,6 +5,8 @@
 # references as mended this session. Each into a store of its own in $OUT; the matrix is built from the
 # returned stores here (README: Commands). Carry .whl (pyopencl: ../../shared/device/README.md).
 #   bash reports/2026-11-27-portability/call4.sh
+# SYCL's rest in a later call (its store signed on the machine that wrote it: adopted), without the hypot runs:
+#   SYCL_STORE=reports/2026-11-27-portability/call4/sycl.sqlite HYPOT=0 DEADLINE=500 bash reports/2026-11-27-portability/call4.sh
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}; mkdir -p "$out"
@@ -12,6 +14,7 @@ out=${OUT:-results}; mkdir -p "$out"
 python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv; nproc; } > "$out/device.txt" 2>&1
 deadline=$(( $(date +%s) + ${DEADLINE:-540} ))
+[ -n "${SYCL_STORE:-}" ] && cp "$SYCL_STORE" "$out/sycl.sqlite"
 run() {  # backend store [mkbench run args...]
   local b=$1 store=$2; shift 2
   local left=$(( deadline - $(date +%s) ))
@@ -21,10 +24,12 @@ run() {  # backend store [mkbench run args...]
     --gpus all --store "$out/$store" --resume --no-progress "$@" >> "$out/$b.log" 2>&1
   echo "$b: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/$b.log"
 }
-run cuda hypot.sqlite --task hypot
-run hip hypot.sqlite --task hypot
-run sycl sycl.sqlite
+if [ "${HYPOT:-1}" != 0 ]; then
+  run cuda hypot.sqlite --task hypot
+  run hip hypot.sqlite --task hypot
+fi
+run sycl sycl.sqlite ${SYCL_STORE:+--adopt-store}
 rm -rf "$out"/*-cache
-for s in hypot sycl; do python3 -c "import sqlite3; sqlite3.connect('$out/$s.sqlite').execute('PRAGMA wal_checkpoint(TRUNCATE)')"; done
+for s in hypot sycl; do [ -f "$out/$s.sqlite" ] && python3 -c "import sqlite3; sqlite3.connect('$out/$s.sqlite').execute('PRAGMA wal_checkpoint(TRUNCATE)')"; done
 tar -czf "$out/unit-logs.tgz" -C "$out" hypot-logs sycl-logs 2>/dev/null && rm -rf "$out"/hypot-logs "$out"/sycl-logs
 grep -h "^engine:\|exit" "$out"/*.log

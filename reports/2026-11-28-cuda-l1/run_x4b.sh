@@ -63,9 +63,9 @@ n_runs=$(wc -w <<< "$runs"); run_no=0
 for r in $runs; do
   sol=${r%%:*}; method=${r##*:}
   left=$(( ${DEADLINE:-540} - ($(date +%s) - began) - 15 ))  # 15 s for the last run to save
-  # A run told to stop took about 60 s to end on an H100 (call 14: TERM at 171 s, ended at 228-231 s):
-  # STOP_S is kept for that, per run still to go
-  togo=$(( n_runs - run_no )); stop=${STOP_S:-60}
+  # A run told to stop took about 60 s to end on an H100 (call 14: TERM at 171 s, ended at 228-231 s);
+  # since db33977 under 15 s (calls 17, 19): STOP_S is kept for that, per run still to go
+  togo=$(( n_runs - run_no )); stop=${STOP_S:-20}
   # SPLIT=1: each run gets an equal part of what is left, so that every set is sampled (its first tasks)
   if [ -n "${SPLIT:-}" ]; then left=$(( (left - stop * togo) / togo )); else left=$(( left - stop )); fi
   run_no=$((run_no + 1))
