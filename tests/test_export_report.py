@@ -151,6 +151,20 @@ def test_report_shows_verdicts_framework_share_and_recorded_scores(cli, tmp_path
     assert "## Verdicts and framework share" in out and "## Category-aware difficulty" not in out
 
 
+def test_report_opens_with_the_cuda_l1_headline_and_one_line_per_method(cli, tmp_path):
+    import synthetic_store as synth
+    store = synth.build_imported(tmp_path / "imported.sqlite")
+    code, out, err = cli("report", "--store", store, "--no-run-detail")
+    assert code == 0, err
+    assert out.index("## Findings") < out.index("## Runs and their environments")
+    findings = out.split("## Findings")[1].split("\n## ")[0]
+    study = out.split("## CUDA-L1 kernels across hardware")[1].strip().split("\n\n")[0]
+    assert study.startswith("Kernels optimized for a100") and study in findings  # the study's own headline
+    methods = findings.split("Per candidate method: ")[1]
+    assert methods.startswith("cuda-l1-a100 (cuda) on h100: ") and "tasks correct" in methods
+    assert "eager (" not in methods and "torch_compile (" not in methods  # baselines are not candidates
+
+
 def test_json_export_is_one_document(cli, h100_store, tmp_path):
     from mkbench.exporter import json_document
     from mkbench.store import Store

@@ -171,3 +171,14 @@ def test_report_section_headline_first_then_tables(stores, cli, tmp_path):
     assert "0%" not in section.split("### More than 2x slower")[0].replace("100%", "")
     assert "The backends' task sets differ: 1 of 4 tasks" in section
     assert "Timers differ from eager's" in section
+
+
+def test_report_opens_with_the_matrix_headline_before_any_table(stores, cli, tmp_path):
+    args = [a for s in stores for a in ("--store", s)]
+    code, _, err = cli("report", *args, "-o", tmp_path / "r.md", "--no-run-detail")
+    assert code == 0, err
+    text = (tmp_path / "r.md").read_text()
+    findings = text[text.index("## Findings"):text.index("## Runs and their environments")]
+    assert "Correct on every shape and dtype: cuda 3/3, pallas 2/3, sycl 4/4" in findings
+    assert "| " not in findings  # no table before the runs
+    assert "reference (sycl) on " in findings and "tasks correct" in findings

@@ -8,6 +8,9 @@ one line per store that cannot be verified here, and every row changed after it 
 
 Sections, in report order:
 
+* ``findings``: the headlines first, before any table: CUDA-L1's across hardware, each portability
+  matrix's, one line per candidate method and profile (correct share, geometric-mean speedup over
+  eager, hack share); the sections below give each headline again beside its tables;
 * ``environment``: every run with its device, software and revision, and the timer behind each
   backend's times;
 * ``summary``: one line per candidate of each run (verdict, share of shapes correct, speedups or
@@ -40,6 +43,7 @@ store adds pass through; fields rows may lack (``extra["framework_share"]``,
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from pathlib import Path
@@ -61,8 +65,8 @@ from .rates import FAST_P, attempt_table, rates_table
 from .variance import cross_backend, cross_hardware, paired_speedups
 
 # aggregates first, then the per-candidate table: a corpus has hundreds of candidates
-SECTIONS = ("environment", "rates", "verdicts", "recorded", "cuda_l1", "difficulty", "hardware", "backends", "summary",
-            "detail")
+SECTIONS = ("findings", "environment", "rates", "verdicts", "recorded", "cuda_l1", "difficulty", "hardware", "backends",
+            "summary", "detail")
 #: the sections `mkbench report` puts in the main document by default (``detail`` goes apart)
 MAIN_SECTIONS = tuple(s for s in SECTIONS if s != "detail")
 HARDEST_SHOWN = 15
@@ -111,6 +115,23 @@ class _Context:
         self.glm_baselines, self.plots_on = glm_baselines, plots_on
         self.attempts = attempt_table(results, profiles, roles)
 
+    @functools.cached_property
+    def cuda_l1(self) -> CudaL1Study | None:
+        return study(self.results, self.attempts, self.roles)
+
+    @functools.cached_property
+    def matrices(self) -> list[Portability]:
+        """The portability matrices of the profiles where two kernel backends or more ran."""
+        port = cross_backend(self.attempts)
+        if port.empty or port["backends"].max() < 2:
+            return []
+        return [m for m in portability(self.results, self.profiles, self.roles, self.reference_dirs, self.attempts)
+                if len(m.backends) >= 2]
+
+    @functools.cached_property
+    def rates(self) -> pd.DataFrame:
+        return rates_table(self.attempts)
+
     @property
     def rows(self) -> pd.DataFrame:
         return self.results.rows
@@ -118,6 +139,29 @@ class _Context:
     @property
     def candidates(self) -> pd.DataFrame:
         return self.attempts[~self.attempts["is_baseline"]] if len(self.attempts) else self.attempts
+
+
+# --- findings first ------------------------------------------------------------------------------
+
+def findings_section(doc: Document, ctx: _Context) -> None:
+    """The studies' headlines before any table: CUDA-L1's across hardware, each portability matrix's
+    (two kernel backends or more on one profile), then one line per candidate method and profile. The
+    sections below repeat each headline beside its tables."""
+    lines = [ctx.cuda_l1.headline()] if ctx.cuda_l1 is not None else []
+    lines += [portability_headline(m)[0] for m in ctx.matrices]
+    totals = ctx.rates[(ctx.rates["category"] == "(all)") & ~ctx.rates["method"].isin(["eager", "torch_compile"])]
+    methods = [f"{r.method} ({r.backend}) on {r.hw}: {_pct(r.correct)} of {r.tasks} tasks correct"
+               + (f", geometric mean {_f(r.geomean_vs_eager)}x eager where correct"
+                  if _number(r.geomean_vs_eager) is not None else "")
+               + (f", {_pct(r.hack)} hack" if _number(r.hack) is not None else "")
+               for r in totals.itertuples()]
+    if not lines and not methods:
+        return
+    doc.h2("Findings")
+    for line in lines:
+        doc.p(line)
+    if methods:
+        doc.p("Per candidate method: " + "; ".join(methods) + ".")
 
 
 # --- integrity of the stores -------------------------------------------------------------------
@@ -252,7 +296,7 @@ def rates_section(doc: Document, ctx: _Context) -> None:
           "says why). Roofline efficiency = datasheet floor time for the task's bytes and FLOPs over the measured "
           "time "
           f"(median over correct tasks).")
-    rates = rates_table(attempts)
+    rates = ctx.rates
     totals = rates[rates["category"] == "(all)"]
     doc.table(["hw", "backend", "method", "tasks", "compile", "correct", "hack", "geomean vs eager",
                "geomean vs compile",
@@ -395,7 +439,7 @@ def recorded_section(doc: Document, ctx: _Context) -> None:
 # --- CUDA-L1 across hardware ---------------------------------------------------------------------
 
 def cuda_l1_section(doc: Document, ctx: _Context) -> None:
-    st = study(ctx.results, ctx.attempts, ctx.roles)
+    st = ctx.cuda_l1
     if st is None:
         return
     doc.h2("CUDA-L1 kernels across hardware")
@@ -532,15 +576,12 @@ def hardware_section(doc: Document, ctx: _Context) -> None:
 
 def backends_section(doc: Document, ctx: _Context) -> None:
     doc.h2("Cross-backend portability")
-    port = cross_backend(ctx.attempts)
-    if port.empty or port["backends"].max() < 2:
+    if not ctx.matrices:
         doc.p("Only one kernel backend is present per profile in these runs: nothing to compare across backends yet.")
     else:
-        matrices = portability(ctx.results, ctx.profiles, ctx.roles, ctx.reference_dirs, ctx.attempts)
-        for m in matrices:
-            if len(m.backends) < 2:
-                continue
-            if len(matrices) > 1:
+        port = cross_backend(ctx.attempts)
+        for m in ctx.matrices:
+            if len(ctx.matrices) > 1:
                 doc.h3(f"{m.hw}: {m.device}")
             portability_blocks(doc, m, portable=port[port["hw"] == m.hw])
     _side_checks(doc, ctx.rows)
@@ -691,7 +732,8 @@ def detail_section(doc: Document, ctx: _Context) -> None:
 
 
 BUILDERS: dict[str, Callable[[Document, _Context], None]] = {
-    "environment": environment_section, "summary": summary_section, "rates": rates_section,
+    "findings": findings_section, "environment": environment_section, "summary": summary_section,
+    "rates": rates_section,
     "verdicts": verdicts_section, "recorded": recorded_section, "cuda_l1": cuda_l1_section,
     "difficulty": difficulty_section,
     "hardware": hardware_section, "backends": backends_section, "detail": detail_section,
@@ -714,6 +756,8 @@ def build_report(results: ResultSet, profiles: dict[str, HardwareProfile], title
     for name in SECTIONS:
         if name not in sections:
             continue
+        if name == "findings" and ctx.attempts.empty:
+            continue  # "No results to analyse" comes after the runs, below
         if name != "environment" and ctx.attempts.empty:
             doc.p("No results to analyse.")
             break
