@@ -161,7 +161,7 @@ def test_report_opens_with_the_cuda_l1_headline_and_one_line_per_method(cli, tmp
     study = out.split("## CUDA-L1 kernels across hardware")[1].strip().split("\n\n")[0]
     assert study.startswith("Kernels optimized for a100") and study in findings  # the study's own headline
     methods = findings.split("Per candidate method: ")[1]
-    assert methods.startswith("cuda-l1-a100 (cuda) on h100: ") and "tasks correct" in methods
+    assert methods.startswith("cuda-l1-a100 (cuda) on h100: ") and "candidates correct" in methods
     assert "eager (" not in methods and "torch_compile (" not in methods  # baselines are not candidates
 
 

@@ -181,4 +181,4 @@ def test_report_opens_with_the_matrix_headline_before_any_table(stores, cli, tmp
     findings = text[text.index("## Findings"):text.index("## Runs and their environments")]
     assert "Correct on every shape and dtype: cuda 3/3, pallas 2/3, sycl 4/4" in findings
     assert "| " not in findings  # no table before the runs
-    assert "reference (sycl) on " in findings and "tasks correct" in findings
+    assert "reference (sycl) on " in findings and "candidates correct" in findings

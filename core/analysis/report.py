@@ -149,12 +149,19 @@ def findings_section(doc: Document, ctx: _Context) -> None:
     sections below repeat each headline beside its tables."""
     lines = [ctx.cuda_l1.headline()] if ctx.cuda_l1 is not None else []
     lines += [portability_headline(m)[0] for m in ctx.matrices]
-    totals = ctx.rates[(ctx.rates["category"] == "(all)") & ~ctx.rates["method"].isin(["eager", "torch_compile"])]
-    methods = [f"{r.method} ({r.backend}) on {r.hw}: {_pct(r.correct)} of {r.tasks} tasks correct"
-               + (f", geometric mean {_f(r.geomean_vs_eager)}x eager where correct"
-                  if _number(r.geomean_vs_eager) is not None else "")
-               + (f", {_pct(r.hack)} hack" if _number(r.hack) is not None else "")
-               for r in totals.itertuples()]
+    totals = ctx.rates[ctx.rates["category"] == "(all)"].set_index(["hw", "backend", "method"])
+    methods = []
+    cands = ctx.candidates
+    for (hw, backend, method), g in (cands.groupby(["hw", "backend", "method"]) if len(cands) else []):
+        present = g[g["verdict"] != Verdict.MISSING]  # the rates count a task without a candidate as failed
+        if present.empty:
+            continue
+        geomean = totals["geomean_vs_eager"].get((hw, backend, method))
+        hacks = int(present["hack"].sum())
+        methods.append(f"{method} ({backend}) on {hw}: {int(present['correct'].sum())} of {len(present)} candidates "
+                       "correct" + (f", geometric mean {_f(geomean)}x eager where correct"
+                                    if _number(geomean) is not None else "")
+                       + (f", {hacks} hack" if hacks else ""))
     if not lines and not methods:
         return
     doc.h2("Findings")
