@@ -6,7 +6,8 @@
 # returned stores here (README: Commands). Carry .whl (pyopencl: ../../shared/device/README.md).
 #   bash reports/2026-11-27-portability/call4.sh
 # SYCL's rest in a later call (its store signed on the machine that wrote it: adopted), without the hypot runs:
-#   SYCL_STORE=reports/2026-11-27-portability/call4/sycl.sqlite HYPOT=0 DEADLINE=500 bash reports/2026-11-27-portability/call4.sh
+#   SYCL_STORE=reports/2026-11-27-portability/call4/sycl.sqlite HYPOT=0 TRITON_TASKS=w8a8_matmul DEADLINE=500 \
+#     bash reports/2026-11-27-portability/call4.sh
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}; mkdir -p "$out"
@@ -28,8 +29,10 @@ if [ "${HYPOT:-1}" != 0 ]; then
   run cuda hypot.sqlite --task hypot
   run hip hypot.sqlite --task hypot
 fi
+# TRITON_TASKS=w8a8_matmul: Triton references to run again (w8a8_matmul's false hack, fixed in c8d413c)
+[ -n "${TRITON_TASKS:-}" ] && run triton triton.sqlite --task "$TRITON_TASKS"
 run sycl sycl.sqlite ${SYCL_STORE:+--adopt-store}
 rm -rf "$out"/*-cache
-for s in hypot sycl; do [ -f "$out/$s.sqlite" ] && python3 -c "import sqlite3; sqlite3.connect('$out/$s.sqlite').execute('PRAGMA wal_checkpoint(TRUNCATE)')"; done
-tar -czf "$out/unit-logs.tgz" -C "$out" hypot-logs sycl-logs 2>/dev/null && rm -rf "$out"/hypot-logs "$out"/sycl-logs
+for s in hypot triton sycl; do [ -f "$out/$s.sqlite" ] && python3 -c "import sqlite3; sqlite3.connect('$out/$s.sqlite').execute('PRAGMA wal_checkpoint(TRUNCATE)')"; done
+tar -czf "$out/unit-logs.tgz" -C "$out" $(cd "$out" && ls -d ./*-logs 2>/dev/null) 2>/dev/null && rm -rf "$out"/*-logs
 grep -h "^engine:\|exit" "$out"/*.log
