@@ -10,6 +10,7 @@ from mkbench.engine.clock import (
     cpu_sample,
     engine_line,
     host_cpu,
+    longest_shared_calls,
     run_host,
     run_wall,
     step_table,
@@ -37,6 +38,17 @@ def test_one_clock_per_unit_and_cached_baselines_left_out():
     ]
     clocks = unit_clocks(rows)
     assert sorted((c.baseline, c.total) for c in clocks) == [(False, 3.5), (True, 1.0)]
+
+
+def test_the_longest_calls_on_the_shared_device_are_named_longest_first():
+    rows = [_row("lazy_build", {"correctness": 40.0}, {"run_traced": 37.9, "run": 0.1}),
+            _row("quick", {"correctness": 2.0}, {"run_traced": 0.4, "run": 0.2}),
+            _row("slow_run", {"correctness": 9.0}, {"run_traced": 0.5, "run": 6.0, "judge": 50.0}),
+            _row("eager_one", {"timing": 3.0}, {"run": 1.5}, baseline=True)]
+    lines = longest_shared_calls(unit_clocks(rows))
+    assert lines == ["lazy_build [m]: run_traced 37.9 s, run 0.1 s", "slow_run [m]: run_traced 0.5 s, run 6.0 s",
+                     "eager_one [m]: run 1.5 s"]  # the judge is not a call on the device; under 1 s is left out
+    assert longest_shared_calls(unit_clocks(rows), n=1) == lines[:1]
 
 
 def test_seconds_a_unit_spent_without_a_lane_are_not_lane_time():

@@ -105,7 +105,16 @@ def engine(args) -> int:
     """Per run: the engine line, then the mean seconds per unit of each step (waits first)."""
     from tabulate import tabulate
 
-    from ..engine.clock import engine_line, run_gpu, run_host, run_wall, session_table, step_table, unit_clocks
+    from ..engine.clock import (
+        engine_line,
+        longest_shared_calls,
+        run_gpu,
+        run_host,
+        run_wall,
+        session_table,
+        step_table,
+        unit_clocks,
+    )
     from ..engine.memory_report import extremes, memory_table, unit_memory
     from ..store import Store
     for position, path in enumerate(stores_of(args)):
@@ -128,6 +137,10 @@ def engine(args) -> int:
                 if clocks:
                     headers, rows = step_table(clocks)
                     print(tabulate(rows, headers=headers, tablefmt="github") + "\n")
+                    held = longest_shared_calls(clocks)
+                    if held:
+                        print("Longest calls on the shared device (a timing phase drains for the one in flight):\n")
+                        print("\n".join(f"- {line}" for line in held) + "\n")
                 memory = unit_memory(store.results([run.id]))
                 if memory:
                     print("Device memory: each unit's planned share against its allocators' peaks\n")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from .gpu_busy import busy_text
@@ -53,13 +53,21 @@ COMPILE_AHEAD_PARTS = ("compile_ahead_start", "compile_ahead_import", "compile_a
 # ``judge`` and never added to it (engine.steps.judge_parts puts them on the clock).
 
 
+#: steps that run the candidate's calls while its unit shares the device (the first call traced, the
+#: checked calls, the run with its launches suppressed): a timing phase drains for whichever is in flight,
+#: so one long call (a load_inline build inside a first ``forward``: 38 s on an H100, CUDA-L1) stops
+#: every lane (docs/engine.md)
+SHARED_CALL_STEPS = ("run_traced", "run", "run_suppressed")
+
+
 @dataclass(frozen=True)
 class UnitClock:
-    """One unit's clock: its total seconds, and seconds per kind of step."""
+    """One unit's clock: its total seconds, and seconds per kind of step; ``unit`` names it."""
 
     baseline: bool
     total: float
     steps: dict[str, float] = field(default_factory=dict)
+    unit: str = ""
 
 
 def unit_clock(unit_seconds: dict[str, Any] | None, baseline: bool) -> UnitClock | None:
@@ -83,8 +91,17 @@ def unit_clocks(rows: Iterable[dict[str, Any]]) -> list[UnitClock]:
             continue
         clock = unit_clock(extra.get("unit_seconds"), bool(r.get("is_baseline")))
         if clock is not None:
-            seen[key] = clock
+            seen[key] = replace(clock, unit=f"{r.get('task')} [{r.get('method')}]")
     return list(seen.values())
+
+
+def longest_shared_calls(clocks: list[UnitClock], n: int = 5, at_least_s: float = 1.0) -> list[str]:
+    """The ``n`` units whose calls held the shared device longest (over ``at_least_s`` seconds in one
+    of :data:`SHARED_CALL_STEPS`), longest first: what timing phases drained for."""
+    held = [(max(c.steps.get(s, 0.0) for s in SHARED_CALL_STEPS), c) for c in clocks]
+    held = sorted((h for h in held if h[0] >= at_least_s), key=lambda h: -h[0])[:n]
+    return [f"{c.unit}: " + ", ".join(f"{s} {c.steps[s]:.1f} s" for s in SHARED_CALL_STEPS if c.steps.get(s, 0) >= 0.05)
+            for _, c in held]
 
 
 def _share(part: float, whole: float) -> float | None:
