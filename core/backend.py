@@ -97,6 +97,11 @@ class Backend:
         own kernels is not the backend's work (verdict ``framework``)."""
         return LaunchCounter()
 
+    #: where the compile-ahead call (:meth:`prewarm`) runs by default: "pool" (the compile-ahead stage's
+    #: own workers, before a lane takes the unit) or "lane" (the unit's lane, before it holds any memory
+    #: or lock: for builds that are most of a unit's lane time). ``mkbench run --compile-ahead`` overrides
+    compile_ahead: str = "pool"
+
     def prewarm(self, hw: "HardwareProfile") -> "AbstractContextManager | None":
         """A context manager inside which a call of the candidate compiles what its first real call
         would (JIT kernels, into the toolchain's on-disk cache) and runs nothing on the device; None

@@ -27,6 +27,11 @@ class CompileError(Exception):
     """A candidate failed to build (syntax, import, missing entry point, JIT/compiler error)."""
 
 
+class CompiledNotLaunched(RuntimeError):
+    """Raised by a backend's compile-only call (``Backend.prewarm``) where a kernel would have been
+    launched: it was built, which is all that call is for."""
+
+
 class IntegrityViolation(Exception):
     """Raised by a backend's ``run`` or ``time`` when it catches the candidate breaking a runtime
     rule only that backend can see (reading device results back to compute on the host, work on

@@ -166,3 +166,32 @@ def test_host_load_is_the_busy_share_between_samples_a_window_apart():
     assert load.busy() == 0.9  # 180 of 200 jiffies busy, over 1.2 s
     assert load.busy() == 0.9  # the next window has not passed: the last share
 
+
+
+@pytest.mark.parametrize("mode, backend_default, step", [
+    ("lane", "pool", "prewarm"),       # --compile-ahead lane: in the unit's own lane (lane time)
+    ("backend", "lane", "prewarm"),    # the backend's choice (the cuda backend's)
+    ("pool", "lane", "compile_ahead"),  # the option overrides the backend
+    ("off", "pool", None),             # nowhere: the first call compiles
+])
+def test_compile_ahead_runs_where_the_option_or_the_backend_says(tmp_path, cli, prewarm_backend, monkeypatch,
+                                                                 mode, backend_default, step):
+    monkeypatch.setattr(prewarm_backend.PrewarmBackend, "compile_ahead", backend_default)
+    sol = tmp_path / "sol" / "activation"
+    sol.mkdir(parents=True)
+    (sol / "silu.py").write_text(CANDIDATE)
+    code, out, err = cli("run", "--backend", "prewarm_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
+                         "--task", "silu", "--shape-role", "small", "--dtype", "float32", "--seeds", "1",
+                         "--baselines", "none", "--no-timing", "--store", tmp_path / "r.sqlite",
+                         "--json", tmp_path / "r.json", "--no-progress", "--compile-ahead", mode)
+    assert code == 0, err
+    rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
+    assert rows and all(r["correct_status"] == "correct" for r in rows), rows
+    steps = json.loads(rows[0]["extra"])["unit_seconds"]["steps"] if isinstance(rows[0]["extra"], str) \
+        else rows[0]["extra"]["unit_seconds"]["steps"]
+    for name in ("prewarm", "compile_ahead"):
+        assert (name in steps) == (name == step), steps
+    text = next(tmp_path.glob("r-logs/**/silu__*.log")).read_text()
+    assert ("compile-ahead call on meta" in text) == (step is not None), text[-2000:]
+    (env,) = sqlite3.connect(tmp_path / "r.sqlite").execute("select env from runs").fetchone()
+    assert json.loads(env)["engine"]["compile_ahead"] == mode

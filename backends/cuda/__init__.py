@@ -115,6 +115,18 @@ class CudaBackend(Backend):
         """Counts RawKernel launches and load_inline extension calls made inside the block."""
         return NativeLaunchCounter()
 
+    #: where the compile-ahead call runs (core.engine.compile_ahead.where): in the unit's own lane,
+    #: before it holds anything. A CUDA-L1 unit's build is seconds to a minute of nvcc, most of its
+    #: lane's work: the pool (a quarter of the cores) queued units 48 s each when it took their imports
+    #: (call 19 on an H100), where the 12 lanes had built 12 at once
+    compile_ahead = "lane"
+
+    def prewarm(self, hw):
+        # a load_inline extension built lazily, in the candidate's first forward, ran nvcc inside the
+        # first traced call, while the device was held: 13 of 179 CUDA-L1 units took over 10 s there
+        # (up to 38 s), and every timing phase waited for them (docs/engine.md)
+        return None if self.compile_only(hw) else CudaCompileOnly()
+
     def is_compile_error(self, exc):
         from mkbench.backends.native import nvrtc
         if nvrtc.is_compile_error(exc):
@@ -127,6 +139,20 @@ class CudaBackend(Backend):
         from . import runtime
         with runtime.torch_stream():
             return fn(*inputs)
+
+
+class CudaCompileOnly:
+    """The prewarm context: a call inside it builds the candidate's extensions and kernels and
+    launches none (``runtime.compile_only``)."""
+
+    def __enter__(self):
+        from . import runtime
+        self._block = runtime.compile_only()
+        self._block.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._block.__exit__(*exc)
 
 
 @hookimpl

@@ -10,6 +10,13 @@ each call of its functions. Candidates that reach CuPy's classes another way
 (``cupy._core.raw.RawKernel``), or launch with ``ElementwiseKernel``, are not counted: a correct
 answer with no counted launch is judged a decoy.
 
+A compile-only call (:func:`compile_only`, the compile-ahead worker's call on shape-only inputs)
+builds what the candidate's first call builds (a ``load_inline`` extension made lazily in
+``forward``, a CuPy kernel made in the call) and raises :class:`CompileOnlyCall` where a kernel
+would be launched. A build that failed on a compiler error leaves a mark in its build directory, so
+that the evaluated worker's same build fails at once, with the same message, instead of running
+nvcc again while the device is held.
+
 Nothing here runs on a machine without an NVIDIA GPU (compile-only mode imports no candidate).
 """
 
@@ -20,6 +27,7 @@ import os
 import re
 import sys
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,7 +36,40 @@ from mkbench.backends.native.launches import count_launch
 from mkbench.backends.native.nvrtc import is_compile_error as is_cupy_compile_error
 from mkbench.backends.native.nvrtc import torch_stream
 from mkbench.candidate import ENTRY_POINT
-from mkbench.errors import CompileError
+from mkbench.errors import CompiledNotLaunched, CompileError
+
+
+class CompileOnlyCall(CompiledNotLaunched):
+    """Raised where a kernel would be launched inside :func:`compile_only`: it was built, not run."""
+
+
+_compile_only = False
+
+
+@contextmanager
+def compile_only():
+    """Inside the block, the candidate's kernels are built when reached and never launched (see the
+    module docstring). Only ever entered in a throwaway worker."""
+    global _compile_only
+    before, _compile_only = _compile_only, True
+    try:
+        yield
+    finally:
+        _compile_only = before
+
+
+def launching(build: Callable[[], Any] | None = None) -> None:
+    """Before a launch: count it; inside :func:`compile_only`, build instead (``build``) and stop."""
+    if _compile_only:
+        if build is not None:
+            build()
+        raise CompileOnlyCall("a compile-only call (compile ahead): the kernel was built, not launched")
+    count_launch()
+
+
+def _cupy_build(kernel) -> Callable[[], Any]:
+    """What builds a CuPy kernel object without launching it (its ``kernel`` property compiles)."""
+    return lambda: getattr(kernel, "kernel", None)
 
 
 class CountingKernel:
@@ -40,7 +81,7 @@ class CountingKernel:
         object.__setattr__(self, "_kernel", kernel)
 
     def __call__(self, *args, **kwargs):
-        count_launch()
+        launching(_cupy_build(self._kernel))
         return self._kernel(*args, **kwargs)
 
     def __getattr__(self, name):
@@ -61,7 +102,7 @@ def install_cupy_counting() -> bool:
     try:
         class RawKernel(base_kernel):
             def __call__(self, *args, **kwargs):
-                count_launch()
+                launching(_cupy_build(self))
                 return base_kernel.__call__(self, *args, **kwargs)
 
         class RawModule(base_module):
@@ -102,7 +143,7 @@ class CountingExtension:
         wrapped = self._wrapped.get(name)
         if wrapped is None:
             def wrapped(*args, _fn=attr, **kwargs):
-                count_launch()
+                launching()
                 return _fn(*args, **kwargs)
             self._wrapped[name] = wrapped
         return wrapped
@@ -113,6 +154,40 @@ class CountingExtension:
 #: another minute of nvcc (a KernelBench ModelNew is constructed by the prebuild and again at its
 #: first call).
 FAILED_BUILDS: dict[str, BaseException] = {}
+
+#: in a build directory: the message of a build that failed on a compiler error (see replayed_failure)
+FAILED_MARK = "mkbench-build-failed.txt"
+#: a failed build's output with one of these was cut short by the machine, not refused by a compiler:
+#: never replayed
+TRANSIENT_FAILURES = ("signal", "Killed", "No space left", "out of memory", "Cannot allocate memory",
+                      "Resource temporarily unavailable", "timed out", "Timeout")
+
+
+def compiler_refused(exc: BaseException) -> bool:
+    """Whether a load_inline failure is the compiler's refusal of the sources (a diagnostic such as
+    ``x.cu(12): error: ...``), which the same sources, flags, toolchain and target always repeat."""
+    text = str(exc)
+    return ("Error building extension" in text and re.search(r"\berror\s*:|:\s*error\b", text) is not None
+            and not any(t in text for t in TRANSIENT_FAILURES))
+
+
+def remember_failure(directory: str, exc: BaseException) -> None:
+    """Mark ``directory``'s build as refused by the compiler, for the unit's next worker."""
+    if compiler_refused(exc):
+        try:
+            Path(directory, FAILED_MARK).write_text(str(exc))
+        except OSError:  # unwritable: the next worker builds again, as before
+            pass
+
+
+def replayed_failure(directory: str) -> RuntimeError | None:
+    """The failure of an earlier worker's identical build (the directory carries the hash of every
+    input of the build: :func:`_cached_build`), raised again as torch raised it (``RuntimeError``,
+    the same message), without running nvcc again; None where no such build failed."""
+    try:
+        return RuntimeError(Path(directory, FAILED_MARK).read_text())
+    except OSError:
+        return None
 
 
 def build_failures() -> list[str]:
@@ -172,13 +247,19 @@ def install_load_inline_counting(found: _sources.Found, path: Path) -> None:
             cs = kwargs["cuda_sources"]
             kwargs["cuda_sources"] = [tag(t) for t in cs] if isinstance(cs, (list, tuple)) else tag(cs)
         call = _cached_build(original, args, kwargs)
-        failed = FAILED_BUILDS.get(call["build_directory"])
+        directory = call["build_directory"]
+        failed = FAILED_BUILDS.get(directory)
         if failed is not None:  # the same sources, flags and target failed before in this worker
+            raise failed
+        failed = replayed_failure(directory)  # ... or in an earlier worker (compile ahead)
+        if failed is not None:
+            FAILED_BUILDS[directory] = failed
             raise failed
         try:
             return CountingExtension(original(**call))
         except Exception as exc:
-            FAILED_BUILDS[call["build_directory"]] = exc
+            FAILED_BUILDS[directory] = exc
+            remember_failure(directory, exc)
             raise
 
     load_inline._mkbench = True
@@ -286,5 +367,6 @@ def load(task_name: str, path: Path) -> Callable[..., Any]:
     raise CompileError(f"{path}: defines neither `{ENTRY_POINT}`, `{task_name}` nor a class `ModelNew`")
 
 
-__all__ = ["CountingExtension", "CountingKernel", "ModelNewEntry", "import_candidate", "install_cupy_counting",
+__all__ = ["CompileOnlyCall", "CountingExtension", "CountingKernel", "compile_only",
+            "ModelNewEntry", "import_candidate", "install_cupy_counting",
            "install_load_inline_counting", "is_cupy_compile_error", "load", "torch_stream"]

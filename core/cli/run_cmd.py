@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..engine import compile_ahead
 from ..engine.lane import Limits
 from ..engine.runner import Runner, RunOptions
 from ..errors import BadInput
@@ -89,6 +90,10 @@ def add_parser(sub) -> None:
     p.add_argument("--compile-workers", type=check.count(1, 256), metavar="N",
                    help="throwaway workers compiling candidates' JIT kernels ahead of the lanes "
                         "(default: a quarter of --workers, and up to half while the host's cores are under 85%% busy)")
+    p.add_argument("--compile-ahead", choices=compile_ahead.MODES, default="backend",
+                   help="where a candidate's kernels are compiled ahead of its first call, by a throwaway worker: "
+                        "backend (default: the pool for Triton, the unit's own lane for CUDA's nvcc builds), pool, "
+                        "lane (before the unit holds memory or the device), or off (its first call compiles)")
     p.add_argument("--lanes", type=check.count(1, 64),
                    help="correctness lanes per device "
                         "(default on GPUs: three quarters of the CPU cores, at most 16 for the host's GPUs together, "
@@ -166,7 +171,8 @@ def run(args) -> int:
         worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache, confine=not args.no_confine, untimed_wait=args.untimed_wait,
-        transfer=args.transfer, memory_hold=args.memory_hold, shuffle_seed=args.shuffle_tasks,
+        transfer=args.transfer, memory_hold=args.memory_hold, compile_ahead=args.compile_ahead,
+        shuffle_seed=args.shuffle_tasks,
     )
     registry.backend(options.backend)  # fail on an unknown name before probing the device
     for name in options.tasks:

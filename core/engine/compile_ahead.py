@@ -111,6 +111,18 @@ def wanted(unit) -> bool:
                 or unit.backend.prewarm(unit.hw) is None)
 
 
+#: ``mkbench run --compile-ahead``: where each backend says (``Backend.compile_ahead``), in this
+#: stage's pool, in the unit's lane, or not at all (the first real call compiles)
+MODES = ("backend", "pool", "lane", "off")
+
+
+def where(unit, mode: str = "backend") -> str | None:
+    """Where ``unit``'s compile-ahead call runs under ``mode``: "pool", "lane", or None (nowhere)."""
+    if mode == "off" or not wanted(unit):
+        return None
+    return unit.backend.compile_ahead if mode == "backend" else mode
+
+
 def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_path: Path | None,
             started: Callable[[Child | None], None] = lambda child: None) -> dict[str, float]:
     """Compile ``unit``'s kernels in a throwaway worker; the seconds it took (``compile_ahead``) and the

@@ -399,9 +399,9 @@ class Device:
         try:
             lane = lease.lane
             prewarm = None
-            if unit.compiled_ahead is None and compile_ahead.wanted(unit):
-                # no compile-ahead stage ran (a Ray actor): the lane compiles ahead itself, before the
-                # unit needs room on the device
+            if unit.compiled_ahead is None and compile_ahead.where(unit, settings.compile_ahead) is not None:
+                # no compile-ahead stage ran (the backend's choice, or a Ray actor): the lane compiles
+                # ahead itself, before the unit needs room on the device or holds it
                 lane.state = f"prewarm {unit.task.name}"
                 prewarm = compile_ahead.prewarm(unit, settings, self.env | env, lane.modules, log_path,
                                                 started=lambda child: setattr(lane, "current", child))

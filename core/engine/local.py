@@ -99,7 +99,7 @@ class LocalExecutor:
                             unit.invalid = f"{unit.source}: could not be read or parsed ({type(exc).__name__}: {exc})"
                         if not unit.needs_worker:
                             finished.append((unit, None))
-                        elif compile_ahead.wanted(unit):
+                        elif compile_ahead.where(unit, self.settings.compile_ahead) == "pool":
                             pending[ahead.submit(unit, self.log_path(unit), self.unit_env(unit))] = ("compile", unit)
                         else:
                             heapq.heappush(ready, (position[id(unit)], unit))

@@ -43,3 +43,6 @@ class EvalSettings:
     # to its end) or "staged" (the combinations that need little first, on a small share; the whole
     # share from the first combination that needs more: see device.first_stage)
     memory_hold: str = "unit"
+    # where a candidate's kernels are compiled ahead of its first call (compile_ahead.MODES): as its
+    # backend says ("backend"), in the compile-ahead pool, in its own lane, or not at all
+    compile_ahead: str = "backend"
