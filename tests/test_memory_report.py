@@ -117,6 +117,12 @@ def test_out_of_memory_is_read_from_the_candidate_the_timing_and_the_judge():
                        ).out_of_memory == "x: " + oom
     assert Observation(combos={("large", "float32"): ComboObservation(timing=Timing(before="y: " + oom))}
                        ).out_of_memory == "y: " + oom
+    opencl = "MemoryError: clEnqueueWriteBuffer failed: MEM_OBJECT_ALLOCATION_FAILURE (at pyopencl/__init__.py:1346)"
+    assert Observation(combos={("large", "float32"): ComboObservation(check=Check(CheckStatus.ERROR, opencl))}
+                       ).out_of_memory == opencl
+    triton = "OutOfResources: out of resource: shared memory, Required: 262144, Hardware limit: 232448"
+    assert Observation(combos={("large", "float32"): ComboObservation(check=Check(CheckStatus.ERROR, triton))}
+                       ).out_of_memory is None  # a kernel that cannot fit any card's shared memory: its verdict
     judge = "the judge failed: CUDA out of memory. Tried to allocate 18.0 GiB"
     assert Observation(abnormal=AbnormalEnd("error", "correctness", None, judge)).out_of_memory == judge
     # the judge's fallback to the task's precision has its verdict: no retry

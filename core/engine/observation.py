@@ -20,8 +20,12 @@ from typing import Any, Mapping
 from ..verdicts import Verdict
 
 Combo = tuple[str, str]  # (shape, dtype)
-#: how torch (OutOfMemoryError), CuPy and the CUDA runtime say a device allocation failed
-OUT_OF_MEMORY = re.compile(r"out of memory|OutOfMemoryError|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY")
+#: how torch (OutOfMemoryError), CuPy, the CUDA and HIP runtimes and OpenCL say a device allocation
+#: failed. OpenCL allocates a buffer's memory at its first use: NVIDIA's said so as SYCL's
+#: quantize_int8_per_tensor_asym uploaded its large input beside 11 other lanes on an H200
+#: (reports/2026-11-27-portability/call5), and the unit was an `error` instead of being run again alone
+OUT_OF_MEMORY = re.compile(r"out of memory|OutOfMemoryError|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY"
+                           r"|hipErrorOutOfMemory|MEM_OBJECT_ALLOCATION_FAILURE")
 #: a worker's device-trace summary (see :func:`mkbench.trace.analyze`), as the worker sent it, with
 #: ``alone`` set by the orchestrator
 TraceSummary = Mapping[str, Any]
