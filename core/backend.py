@@ -108,7 +108,8 @@ class Backend:
         where the backend cannot. The engine makes such a call on shape-only (``meta``) inputs, in a
         throwaway worker, outside every device lock: the worker that is then evaluated loads its
         kernels from the cache instead of compiling them while it holds the device, where the
-        compile would keep the other lanes waiting."""
+        compile would keep the other lanes waiting. The context may have ``inputs(values)``: the
+        shape-only inputs as the call should get them (the cuda backend's fake CUDA tensors)."""
         return None
 
     def own_kernel_names(self, task: "Task", source: Path) -> set[str] | None:

@@ -437,7 +437,10 @@ class Steps:
             try:
                 values = io.generate_meta(self.task, self.task.shape(shape_name), dtype)
                 with patch:
-                    self.backend.run(self.fn, values)
+                    # a backend may want them as something else than meta tensors (the cuda backend: fake
+                    # CUDA tensors, since candidates check the device before they build)
+                    convert = getattr(patch, "inputs", None)
+                    self.backend.run(self.fn, convert(values) if callable(convert) else values)
                 done += 1
             except CompiledNotLaunched:  # stopped at its first launch, its build done
                 done += 1

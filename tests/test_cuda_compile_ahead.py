@@ -143,3 +143,36 @@ def test_the_cuda_backend_compiles_ahead_in_the_lane_on_a_gpu_only():
     with backend.prewarm(reg.hardware["h100"]):
         assert runtime._compile_only
     assert not runtime._compile_only
+
+
+def test_a_candidate_that_builds_only_for_cuda_tensors_builds_in_the_compile_only_call(load_inline):
+    """CUDA-L1's kb_l2_43 (h20 set) builds its extension in its first forward, after ``if not
+    x.is_cuda: return <PyTorch>``: on meta inputs it built nothing. The compile-only call hands it fake
+    CUDA tensors, and its fallback (which catches the stopped launch) runs on them, computing nothing."""
+    import torch
+
+    from mkbench.plugins import build_registry
+    fake = FakeTorchLoadInline()
+    load = load_inline(fake)
+
+    class Lazy:
+        ext = None
+
+    def forward(x):
+        if not x.is_cuda:
+            return torch.relu(x)
+        try:
+            if Lazy.ext is None:
+                Lazy.ext = build(load)
+            return Lazy.ext.fused(x)
+        except RuntimeError:
+            return torch.relu(x)
+
+    reg = build_registry()
+    meta = (torch.empty(4, 8, device="meta"), 3)
+    with reg.backend("cuda").prewarm(reg.hardware["h100"]) as patch:
+        x, k = patch.inputs(meta)
+        out = forward(x)
+    assert k == 3 and x.is_cuda and tuple(x.shape) == (4, 8) and x.dtype == torch.float32
+    assert fake.builds == 1 and Lazy.ext._ext.calls == 0 and out.is_cuda  # built; the fallback ran, on fakes
+    assert forward(torch.ones(2)).tolist() == [1.0, 1.0]  # outside: real tensors again

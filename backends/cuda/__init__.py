@@ -143,16 +143,31 @@ class CudaBackend(Backend):
 
 class CudaCompileOnly:
     """The prewarm context: a call inside it builds the candidate's extensions and kernels and
-    launches none (``runtime.compile_only``)."""
+    launches none (``runtime.compile_only``), on fake CUDA tensors (torch's ``FakeTensorMode``: shapes,
+    dtypes and a CUDA device, no memory; every torch op computes shapes only). Shape-only ``meta``
+    inputs were not enough: CUDA-L1's candidates check ``x.is_cuda`` before they build, and fell back to
+    PyTorch on them (an A/B on an H200 built nothing of kb_l2_43's 33 s: reports/2026-11-28-cuda-compile-ahead)."""
 
     def __enter__(self):
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
         from . import runtime
-        self._block = runtime.compile_only()
-        self._block.__enter__()
+        # the RNG states and the like that a candidate's construction reads stay real
+        self._blocks = [runtime.compile_only(), FakeTensorMode(allow_non_fake_inputs=True)]
+        for block in self._blocks:
+            block.__enter__()
         return self
 
+    def inputs(self, values: tuple) -> tuple:
+        """``values`` (shape-only) as fake tensors on the worker's CUDA device."""
+        import torch
+        return tuple(torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device="cuda")
+                     if isinstance(v, torch.Tensor) else v for v in values)
+
     def __exit__(self, *exc):
-        return self._block.__exit__(*exc)
+        for block in reversed(self._blocks):
+            block.__exit__(*exc)
+        return False
 
 
 @hookimpl
