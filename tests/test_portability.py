@@ -182,3 +182,37 @@ def test_report_opens_with_the_matrix_headline_before_any_table(stores, cli, tmp
     assert "Correct on every shape and dtype: cuda 3/3, pallas 2/3, sycl 4/4" in findings
     assert "| " not in findings  # no table before the runs
     assert "reference (sycl) on " in findings and "candidates correct" in findings
+
+
+def test_portable_tasks_are_read_from_the_matrix_cells_a_later_run_replacing_an_earlier(stores, cli, tmp_path):
+    """`analyze portability --matrix` said "no" for every task (it was never given the portable set), and
+    the report read every run's rows, so that an earlier run's wrong verdict kept a task from being portable
+    after a later run (the one the matrix shows) got it right."""
+    from mkbench.analysis import load_results
+    assert portability(load_results(stores), PROFILES)[0].portable_tasks == ["gelu", "layer_norm"]
+    # pallas's matmul again, right this time, in a later store
+    again = Store(tmp_path / "pallas-again.sqlite")
+    rid = again.start_run("pallas-again", {}, "h100", "pallas", "reference",
+                          {"device_name": "NVIDIA H100 80GB HBM3"}, {"python": "3.x", "packages": {}}, 1)
+    again.record_unit(rid, "matmul", "eager", "eager",
+                      [_row("matmul", "eager", "eager", dt, "correct", EAGER_US["matmul"], EAGER_TIMER)
+                       for dt in ("float32", "float16")])
+    again.record_unit(rid, "matmul", "pallas", "reference",
+                      [_row("matmul", "pallas", "reference", dt, "correct", EAGER_US["matmul"] * 2, TIMER["pallas"])
+                       for dt in ("float32", "float16")])
+    again.set_run_status(rid, "finished")
+    again.close()
+    args = [a for s in [*stores, tmp_path / "pallas-again.sqlite"] for a in ("--store", s)]
+    m = portability(load_results([*stores, tmp_path / "pallas-again.sqlite"]), PROFILES)[0]
+    assert m.portable_tasks == ["gelu", "layer_norm", "matmul"]
+    code, out, err = cli("analyze", "portability", *args, "--matrix", "--json", tmp_path / "s.json")
+    assert code == 0, err
+    cells = [[c.strip() for c in line.split("|")[1:-1]] for line in out.splitlines() if line.startswith("| ")]
+    portable = {c[0]: c[-1] for c in cells if len(c) > 2 and CATEGORY.get(c[0]) == c[1]}  # the matrix's rows
+    assert portable == {"gelu": "yes", "layer_norm": "yes", "matmul": "yes", "cumsum": "no"}, out
+    assert json.loads((tmp_path / "s.json").read_text())["portable_tasks"] == 3
+    code, _, err = cli("report", *args, "-o", tmp_path / "r.md", "--no-run-detail")
+    assert code == 0, err
+    matmul = next(line for line in (tmp_path / "r.md").read_text().splitlines()
+                  if line.startswith("| matmul ") and "| matmul " in line[2:] and "correct 2/2" in line)
+    assert matmul.rstrip(" |").endswith("yes"), matmul

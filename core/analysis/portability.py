@@ -65,6 +65,19 @@ class Portability:
     eager_timer: str = ""        # the timer(s) of the eager baseline's rows
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def portable_tasks(self) -> list[str]:
+        """Tasks correct on every backend that ran them, two backends at least (a backend that could only
+        compile them counts where it compiled, not as one that ran): read from the matrix's cells, so that
+        a later run of a (task, backend) replaces an earlier one here as it does in the matrix."""
+        ran = self.cells[self.cells["verdict"].notna() & (self.cells["verdict"] != Verdict.MISSING)]
+        out = []
+        for task, g in ran.groupby("task", sort=True):
+            built = g["verdict"] == Verdict.COMPILED
+            if bool((g["correct"].astype(bool) | built).all()) and int((~built).sum()) > 1:
+                out.append(task)
+        return out
+
     def summary(self) -> dict[str, Any]:
         """What summary.json holds: per backend its tasks, correct count and median speedup over eager."""
         backends = {}
@@ -80,7 +93,8 @@ class Portability:
             }
         return {"device": self.device, "hw": self.hw, "shape_roles": list(self.roles), "slow_below": SLOW,
                 "eager_timer": self.eager_timer or None,
-                "common_tasks": len(self.common_tasks), "backends": backends,
+                "common_tasks": len(self.common_tasks), "portable_tasks": len(self.portable_tasks),
+                "backends": backends,
                 "slow": [{"task": s.task, "backend": s.backend, "speedup_eager": _round(s.speedup_eager),
                           "reason": s.reason} for s in self.slow.itertuples(index=False)],
                 "notes": self.notes}

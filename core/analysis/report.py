@@ -586,11 +586,10 @@ def backends_section(doc: Document, ctx: _Context) -> None:
     if not ctx.matrices:
         doc.p("Only one kernel backend is present per profile in these runs: nothing to compare across backends yet.")
     else:
-        port = cross_backend(ctx.attempts)
         for m in ctx.matrices:
             if len(ctx.matrices) > 1:
                 doc.h3(f"{m.hw}: {m.device}")
-            portability_blocks(doc, m, portable=port[port["hw"] == m.hw])
+            portability_blocks(doc, m)
     _side_checks(doc, ctx.rows)
     if ctx.plots_on:
         doc.img(plots.roofline_chart(ctx.attempts, ctx.profiles), "roofline",
@@ -645,7 +644,7 @@ def _timer_words(timers: str) -> str:
     return "; ".join(TIMER_MEANING.get(t, t) for t in str(timers).split("; "))
 
 
-def portability_blocks(doc: Document, m: Portability, portable: pd.DataFrame | None = None) -> None:
+def portability_blocks(doc: Document, m: Portability) -> None:
     """Headline and findings, the per-backend table, the task x backend matrix, the slow cells."""
     for line in portability_headline(m):
         doc.p(line)
@@ -661,7 +660,7 @@ def portability_blocks(doc: Document, m: Portability, portable: pd.DataFrame | N
     doc.p("Task x backend: the verdict over every evaluated shape and dtype (rows correct), and the speedup over "
           f"eager (geometric mean over the {', '.join(m.roles) or 'all'} shapes, only where every row is correct); "
           "'-' with the reason where nothing was measured. Portable: correct on every backend that ran the task.")
-    done = set(portable["task"][portable["portable"]]) if portable is not None and len(portable) else set()
+    done = set(m.portable_tasks)
     table = []
     for (category, task), g in m.cells.groupby(["category", "task"], sort=True):
         by = {r.backend: r for r in g.itertuples(index=False)}

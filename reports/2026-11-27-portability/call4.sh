@@ -8,6 +8,9 @@
 # SYCL's rest in a later call (its store signed on the machine that wrote it: adopted), without the hypot runs:
 #   SYCL_STORE=reports/2026-11-27-portability/call4/sycl.sqlite HYPOT=0 TRITON_TASKS=w8a8_matmul DEADLINE=500 \
 #     bash reports/2026-11-27-portability/call4.sh
+# Call 6 (2026-11-28, sixth session), the 16 SYCL tasks call 5 did not reach, and the one it lost to OpenCL's memory:
+#   SYCL_STORE=reports/2026-11-27-portability/call5/sycl.sqlite HYPOT=0 SYCL_AGAIN=quantize_int8_per_tensor_asym \
+#     DEADLINE=500 bash reports/2026-11-27-portability/call4.sh
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}; mkdir -p "$out"
@@ -31,8 +34,12 @@ if [ "${HYPOT:-1}" != 0 ]; then
 fi
 # TRITON_TASKS=w8a8_matmul: Triton references to run again (w8a8_matmul's false hack, fixed in c8d413c)
 [ -n "${TRITON_TASKS:-}" ] && run triton triton.sqlite --task "$TRITON_TASKS"
+# SYCL_AGAIN=task,...: SYCL units to run again into a store of their own (the last store given wins for a
+# (task, backend) in the matrix): quantize_int8_per_tensor_asym's upload ran out of OpenCL memory beside 11
+# lanes in call 5, read as an error before ae6a54d
+[ -n "${SYCL_AGAIN:-}" ] && run sycl sycl-again.sqlite --task "$SYCL_AGAIN"
 run sycl sycl.sqlite ${SYCL_STORE:+--adopt-store}
 rm -rf "$out"/*-cache
-for s in hypot triton sycl; do [ -f "$out/$s.sqlite" ] && python3 -c "import sqlite3; sqlite3.connect('$out/$s.sqlite').execute('PRAGMA wal_checkpoint(TRUNCATE)')"; done
+for s in hypot triton sycl sycl-again; do [ -f "$out/$s.sqlite" ] && python3 -c "import sqlite3; sqlite3.connect('$out/$s.sqlite').execute('PRAGMA wal_checkpoint(TRUNCATE)')"; done
 tar -czf "$out/unit-logs.tgz" -C "$out" $(cd "$out" && ls -d ./*-logs 2>/dev/null) 2>/dev/null && rm -rf "$out"/*-logs
 grep -h "^engine:\|exit" "$out"/*.log
