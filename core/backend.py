@@ -98,8 +98,9 @@ class Backend:
         return LaunchCounter()
 
     #: where the compile-ahead call (:meth:`prewarm`) runs by default: "pool" (the compile-ahead stage's
-    #: own workers, before a lane takes the unit) or "lane" (the unit's lane, before it holds any memory
-    #: or lock: for builds that are most of a unit's lane time). ``mkbench run --compile-ahead`` overrides
+    #: own workers, before a lane takes the unit), "lane" (the unit's lane, before it holds any memory
+    #: or lock: for builds that are most of a unit's lane time) or "off" (nowhere: the first call
+    #: compiles). ``mkbench run --compile-ahead`` overrides
     compile_ahead: str = "pool"
 
     def prewarm(self, hw: "HardwareProfile") -> "AbstractContextManager | None":

@@ -134,15 +134,29 @@ def test_a_compile_only_call_compiles_a_cupy_kernel_and_does_not_launch_it():
     assert Kernel.launched == 1
 
 
-def test_the_cuda_backend_compiles_ahead_in_the_lane_on_a_gpu_only():
+def test_the_cuda_backend_compiles_ahead_on_a_gpu_only_and_only_when_asked():
+    """Off by default: on an H200 it has not yet paid (reports/2026-11-28-cuda-compile-ahead);
+    `--compile-ahead lane` runs it."""
+    import torch
+
+    from mkbench.engine import compile_ahead
     from mkbench.plugins import build_registry
     reg = build_registry()
     backend = reg.backend("cuda")
-    assert backend.compile_ahead == "lane"
+    assert backend.compile_ahead == "off"
     assert backend.prewarm(reg.hardware["cpu"]) is None  # compile-only mode: nvcc on sources, no candidate run
+
+    class Unit:
+        source, compile_only, hw = "x.py", False, reg.hardware["h100"]
+    Unit.backend = backend
+    assert compile_ahead.where(Unit) is None and compile_ahead.where(Unit, "lane") == "lane"
+    to, cuda = torch.nn.Module.to, torch.nn.Module.cuda
     with backend.prewarm(reg.hardware["h100"]):
         assert runtime._compile_only
+        model = torch.nn.Identity()
+        assert model.to("cuda", torch.bfloat16) is model and model.cuda() is model  # made where it stays
     assert not runtime._compile_only
+    assert (torch.nn.Module.to, torch.nn.Module.cuda) == (to, cuda)
 
 
 def test_a_candidate_that_builds_only_for_cuda_tensors_builds_in_the_compile_only_call(load_inline):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from mkbench.backend import Backend
@@ -115,11 +116,14 @@ class CudaBackend(Backend):
         """Counts RawKernel launches and load_inline extension calls made inside the block."""
         return NativeLaunchCounter()
 
-    #: where the compile-ahead call runs (core.engine.compile_ahead.where): in the unit's own lane,
-    #: before it holds anything. A CUDA-L1 unit's build is seconds to a minute of nvcc, most of its
-    #: lane's work: the pool (a quarter of the cores) queued units 48 s each when it took their imports
-    #: (call 19 on an H100), where the 12 lanes had built 12 at once
-    compile_ahead = "lane"
+    #: where the compile-ahead call runs (core.engine.compile_ahead.where): nowhere by default, until a
+    #: GPU shows it pays. Measured on an H200 against the previous main, 30 CUDA-L1 tasks each
+    #: (reports/2026-11-28-cuda-compile-ahead): in the lane on meta inputs, 5.78 against 4.83 s per
+    #: kernel (call 21); on fake CUDA tensors, 4.42 against 4.33 (call 22), the lazy builds still in the
+    #: first traced call both times (the models could not be moved to the fake device: fixed since, not
+    #: measured). `--compile-ahead lane` runs it in the unit's own lane, before it holds anything (the
+    #: pool, a quarter of the cores, queued CUDA-L1 units 48 s each when it took their imports: call 19)
+    compile_ahead = "off"
 
     def prewarm(self, hw):
         # a load_inline extension built lazily, in the candidate's first forward, ran nvcc inside the
@@ -149,11 +153,15 @@ class CudaCompileOnly:
     PyTorch on them (an A/B on an H200 built nothing of kb_l2_43's 33 s: reports/2026-11-28-cuda-compile-ahead)."""
 
     def __enter__(self):
+        import torch
         from torch._subclasses.fake_tensor import FakeTensorMode
 
         from . import runtime
-        # the RNG states and the like that a candidate's construction reads stay real
-        self._blocks = [runtime.compile_only(), FakeTensorMode(allow_non_fake_inputs=True)]
+        # The RNG states and the like that a candidate's construction reads stay real. A model is made
+        # on the fake CUDA device and is not moved: moving a fake CPU model there failed on an H200
+        # ("_apply(): Couldn't swap Conv3d.weight", call 22), and nothing was built.
+        self._blocks = [runtime.compile_only(), FakeTensorMode(allow_non_fake_inputs=True), torch.device("cuda"),
+                        _modules_stay()]
         for block in self._blocks:
             block.__enter__()
         return self
@@ -168,6 +176,20 @@ class CudaCompileOnly:
         for block in reversed(self._blocks):
             block.__exit__(*exc)
         return False
+
+
+@contextmanager
+def _modules_stay():
+    """Inside the block, ``Module.to`` and ``Module.cuda`` return the module as it is (made on the fake
+    CUDA device already: see CudaCompileOnly)."""
+    import torch
+    cls = torch.nn.Module
+    saved = cls.to, cls.cuda
+    cls.to = cls.cuda = lambda self, *args, **kwargs: self
+    try:
+        yield
+    finally:
+        cls.to, cls.cuda = saved
 
 
 @hookimpl

@@ -92,7 +92,7 @@ def add_parser(sub) -> None:
                         "(default: a quarter of --workers, and up to half while the host's cores are under 85%% busy)")
     p.add_argument("--compile-ahead", choices=compile_ahead.MODES, default="backend",
                    help="where a candidate's kernels are compiled ahead of its first call, by a throwaway worker: "
-                        "backend (default: the pool for Triton, the unit's own lane for CUDA's nvcc builds), pool, "
+                        "backend (default: the pool for Triton, nowhere for CUDA, where it has not yet paid), pool, "
                         "lane (before the unit holds memory or the device), or off (its first call compiles)")
     p.add_argument("--lanes", type=check.count(1, 64),
                    help="correctness lanes per device "

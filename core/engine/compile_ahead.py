@@ -118,9 +118,8 @@ MODES = ("backend", "pool", "lane", "off")
 
 def where(unit, mode: str = "backend") -> str | None:
     """Where ``unit``'s compile-ahead call runs under ``mode``: "pool", "lane", or None (nowhere)."""
-    if mode == "off" or not wanted(unit):
-        return None
-    return unit.backend.compile_ahead if mode == "backend" else mode
+    chosen = unit.backend.compile_ahead if mode == "backend" else mode
+    return None if chosen == "off" or not wanted(unit) else chosen
 
 
 def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_path: Path | None,

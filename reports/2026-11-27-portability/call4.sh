@@ -8,9 +8,11 @@
 # SYCL's rest in a later call (its store signed on the machine that wrote it: adopted), without the hypot runs:
 #   SYCL_STORE=reports/2026-11-27-portability/call4/sycl.sqlite HYPOT=0 TRITON_TASKS=w8a8_matmul DEADLINE=500 \
 #     bash reports/2026-11-27-portability/call4.sh
-# Call 6 (2026-11-28, sixth session), the 16 SYCL tasks call 5 did not reach, and the one it lost to OpenCL's memory:
+# Call 6 (2026-11-28, sixth session; run as part 2 of ../2026-11-28-calls/call22.sh), the 16 SYCL tasks call 5 did not reach, and the one it lost to OpenCL's memory:
 #   SYCL_STORE=reports/2026-11-27-portability/call5/sycl.sqlite HYPOT=0 SYCL_AGAIN=quantize_int8_per_tensor_asym \
 #     DEADLINE=500 bash reports/2026-11-27-portability/call4.sh
+# Call 7 (the same session), SYCL's last two tasks (bernoulli_mask, dropout: the run resumes where call 6 stopped):
+#   SYCL_STORE=reports/2026-11-27-portability/call6/sycl.sqlite HYPOT=0 DEADLINE=150 bash reports/2026-11-27-portability/call4.sh
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}; mkdir -p "$out"
