@@ -152,10 +152,14 @@ def findings_section(doc: Document, ctx: _Context) -> None:
     totals = ctx.rates[ctx.rates["category"] == "(all)"].set_index(["hw", "backend", "method"])
     methods = []
     cands = ctx.candidates
+    order = {r.key: i for i, r in enumerate(ctx.results.runs)}
     for (hw, backend, method), g in (cands.groupby(["hw", "backend", "method"]) if len(cands) else []):
         present = g[g["verdict"] != Verdict.MISSING]  # the rates count a task without a candidate as failed
         if present.empty:
             continue
+        # a task run again (a rerun, a later store) counts once, by its last run, as in the matrix
+        present = present.assign(_order=present["run_key"].map(order)).sort_values("_order", kind="stable")
+        present = present.groupby("task", sort=False).tail(1)
         geomean = totals["geomean_vs_eager"].get((hw, backend, method))
         hacks = int(present["hack"].sum())
         methods.append(f"{method} ({backend}) on {hw}: {int(present['correct'].sum())} of {len(present)} candidates "
