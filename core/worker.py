@@ -19,7 +19,8 @@ import pickle
 import sys
 import time
 import traceback
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from . import wire
 from .errors import CompiledNotLaunched, IntegrityViolation
@@ -69,14 +70,43 @@ def entry(conn, env: dict[str, str], log_path: str | None, memory_mb: int | None
                 break
             if cmd["op"] == "stop":
                 break
+            _STEP_OUT[0] = conn if cmd.get("step_out") else None  # see host_work
             try:
                 reply = getattr(steps, cmd["op"])(cmd)
             except BaseException as exc:  # report, then carry on: the lane decides what happens next
                 reply = steps.failure(exc)
+            finally:
+                _STEP_OUT[0] = None
             wire.send(conn, reply)
     finally:
         sys.stdout.flush(); sys.stderr.flush()
     os._exit(0)  # skip interpreter teardown: a corrupted CUDA context can hang there
+
+
+#: the pipe to the lane while a step that may step out of its device hold runs (``step_out`` in the
+#: command: a check of the candidate under a shared hold, with ``--build-hold release``)
+_STEP_OUT: list = [None]
+
+
+@contextmanager
+def host_work(what: str) -> Iterator[None]:
+    """Around host-only work inside a candidate's call (load_inline's nvcc): where the step allows it,
+    the lane lets go of its shared hold on the device while the block runs (a timing phase need not
+    wait for a build) and takes it again before the call goes on; elsewhere, and nested, nothing
+    changes. The lane trusts the worker's word that the block launches nothing, which is why it is
+    an option (``--build-hold``)."""
+    conn = _STEP_OUT[0]
+    if conn is None:
+        yield
+        return
+    _STEP_OUT[0] = None  # nested host work: one step out
+    wire.send(conn, {"kind": "host_work", "begin": str(what)[:200]})
+    try:
+        yield
+    finally:
+        wire.send(conn, {"kind": "host_work", "end": str(what)[:200]})
+        pickle.loads(conn.recv_bytes())  # {"op": "resume"}: the lane holds the device again
+        _STEP_OUT[0] = conn
 
 
 # --- device facts (run in a worker so the orchestrator never creates a CUDA context) ----------------

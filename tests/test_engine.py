@@ -58,6 +58,37 @@ def test_timing_waits_for_every_check_and_checks_wait_for_a_waiting_timer():
     assert order == ["start a", "end a", "start timer", "end timer", "start b", "end b"], order
 
 
+def test_a_check_that_steps_out_for_a_build_lets_a_timer_through_and_comes_back_after_it():
+    """--build-hold release: a check building (nvcc) inside its call lets go of the device; a timer that
+    asks meanwhile holds it at once, and the check takes it again only after the timer's phase."""
+    lock, events = PhasedLock(batch=1), []
+
+    def check():
+        with lock.shared():
+            events.append("check calls")
+            with lock.stepped_out():
+                events.append("build starts")
+                time.sleep(0.3)
+                events.append("build ends")
+            events.append("check goes on")
+
+    def timer():
+        with lock.exclusive():
+            events.append("timer starts")
+            time.sleep(0.5)
+            events.append("timer ends")
+
+    c = threading.Thread(target=check)
+    c.start()
+    time.sleep(0.1)
+    t = threading.Thread(target=timer)
+    t.start()
+    for th in (c, t):
+        th.join(5)
+    assert events == ["check calls", "build starts", "timer starts", "build ends", "timer ends", "check goes on"]
+    assert lock.phases == 1 and lock.drain_s < 0.2  # nothing to drain: the check was out
+
+
 def _checks_and_timers(lock, timers_at, until):
     """Checks one after another (a lane's steps) until ``until`` seconds; timers ask at ``timers_at``.
     The order in which they held the device."""

@@ -195,3 +195,43 @@ def test_compile_ahead_runs_where_the_option_or_the_backend_says(tmp_path, cli, 
     assert ("compile-ahead call on meta" in text) == (step is not None), text[-2000:]
     (env,) = sqlite3.connect(tmp_path / "r.sqlite").execute("select env from runs").fetchone()
     assert json.loads(env)["engine"]["compile_ahead"] == mode
+
+
+# A candidate that builds inside its first call, as a CUDA-L1 kernel builds its load_inline extension in
+# its first forward: the build is host work (mkbench.worker.host_work, which load_inline's wrapper uses)
+BUILDS_IN_ITS_CALL = '''
+import time
+import torch
+from mkbench.worker import host_work
+_BUILT = []
+
+def kernel_function(x):
+    if not _BUILT:
+        with host_work("test build"):
+            time.sleep(0.3)
+            _BUILT.append(1)
+    return torch.nn.functional.silu(x)
+'''
+
+
+@pytest.mark.parametrize("hold", ["keep", "release"])
+def test_a_build_inside_a_call_steps_out_of_the_device_hold_only_when_asked(tmp_path, cli, prewarm_backend, hold):
+    sol = tmp_path / "sol" / "activation"
+    sol.mkdir(parents=True)
+    (sol / "silu.py").write_text(BUILDS_IN_ITS_CALL)
+    code, out, err = cli("run", "--backend", "prewarm_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
+                         "--task", "silu", "--shape-role", "small", "--dtype", "float32", "--seeds", "2",
+                         "--baselines", "none", "--no-timing", "--store", tmp_path / "r.sqlite",
+                         "--json", tmp_path / "r.json", "--no-progress", "--compile-ahead", "off",
+                         "--build-hold", hold)
+    assert code == 0, err
+    rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
+    assert rows and all(r["correct_status"] == "correct" for r in rows), rows
+    extra = rows[0]["extra"] if isinstance(rows[0]["extra"], dict) else json.loads(rows[0]["extra"])
+    steps = extra["unit_seconds"]["steps"]
+    if hold == "release":  # the build, timed apart, inside the traced call's seconds (the candidate's time)
+        assert 0.3 <= steps["host_work"] <= steps["run_traced"], steps
+    else:
+        assert "host_work" not in steps and steps["run_traced"] >= 0.3, steps
+    (env,) = sqlite3.connect(tmp_path / "r.sqlite").execute("select env from runs").fetchone()
+    assert json.loads(env)["engine"]["build_hold"] == hold

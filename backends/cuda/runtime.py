@@ -227,6 +227,17 @@ def _cached_build(original, args: tuple, kwargs: dict) -> dict:
     return call
 
 
+def _building(directory: str, name: str):
+    """Around a load_inline call that will run nvcc (no ``<name>.so`` in its build directory yet): host
+    work, during which the unit may let go of the device (``--build-hold release``:
+    :func:`mkbench.worker.host_work`); around one that only loads a built extension, nothing."""
+    from contextlib import nullcontext
+    if os.path.exists(os.path.join(directory, f"{name}.so")):
+        return nullcontext()
+    from mkbench.worker import host_work
+    return host_work(f"load_inline {name}")
+
+
 def install_load_inline_counting(found: _sources.Found, path: Path) -> None:
     """Wrap torch.utils.cpp_extension.load_inline: #line directives on the candidate's own CUDA
     sources (so nvcc's messages name the .py file and line), and a counting extension module."""
@@ -256,7 +267,8 @@ def install_load_inline_counting(found: _sources.Found, path: Path) -> None:
             FAILED_BUILDS[directory] = failed
             raise failed
         try:
-            return CountingExtension(original(**call))
+            with _building(directory, call["name"]):
+                return CountingExtension(original(**call))
         except Exception as exc:
             FAILED_BUILDS[directory] = exc
             remember_failure(directory, exc)

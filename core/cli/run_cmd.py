@@ -94,6 +94,11 @@ def add_parser(sub) -> None:
                    help="where a candidate's kernels are compiled ahead of its first call, by a throwaway worker: "
                         "backend (default: the pool for Triton, nowhere for CUDA, where it has not yet paid), pool, "
                         "lane (before the unit holds memory or the device), or off (its first call compiles)")
+    p.add_argument("--build-hold", choices=("keep", "release"), default="keep",
+                   help="while a candidate builds inside a checked call (a load_inline extension built in its first "
+                        "forward: nvcc for seconds to a minute), its unit keeps its shared hold on the device (keep, "
+                        "default) or lets go of it until the build returns, so that timing phases need not wait "
+                        "(release: the worker's word that the build launches nothing is trusted)")
     p.add_argument("--lanes", type=check.count(1, 64),
                    help="correctness lanes per device "
                         "(default on GPUs: three quarters of the CPU cores, at most 16 for the host's GPUs together, "
@@ -172,7 +177,7 @@ def run(args) -> int:
         executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache, confine=not args.no_confine, untimed_wait=args.untimed_wait,
         transfer=args.transfer, memory_hold=args.memory_hold, compile_ahead=args.compile_ahead,
-        shuffle_seed=args.shuffle_tasks,
+        build_hold=args.build_hold, shuffle_seed=args.shuffle_tasks,
     )
     registry.backend(options.backend)  # fail on an unknown name before probing the device
     for name in options.tasks:

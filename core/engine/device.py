@@ -107,6 +107,24 @@ class PhasedLock:
                 self._cond.notify_all()
 
     @contextmanager
+    def stepped_out(self):
+        """Inside a shared hold: let go of it for the block (host work only: a check's build), as if
+        the check had ended, and take it again after the block, waiting like a check that starts (a
+        timing phase opened meanwhile runs to its end first)."""
+        with self._cond:
+            self._readers -= 1
+            self._cond.notify_all()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._waiting_readers += 1
+                while self._phase:
+                    self._cond.wait()
+                self._waiting_readers -= 1
+                self._readers += 1
+
+    @contextmanager
     def exclusive(self):
         with self._cond:
             self._waiting += 1
@@ -387,6 +405,10 @@ class Device:
 
     def exclusive(self):
         return self._lock.exclusive()
+
+    def stepped_out(self):
+        """Inside a shared hold, the device let go of for the block (:meth:`PhasedLock.stepped_out`)."""
+        return self._lock.stepped_out()
 
     def ticket(self) -> int:
         """The unit's place in the queue for a lane: take it when handing the unit to the device, in plan

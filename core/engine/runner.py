@@ -76,6 +76,7 @@ class RunOptions:
     transfer: str = "area"       # how workers hand CUDA tensors to the judge: "area" or "ipc" (EvalSettings)
     memory_hold: str = "unit"    # how a unit holds its share of the memory budget: "unit" or "staged" (EvalSettings)
     compile_ahead: str = "backend"  # where candidates compile ahead: compile_ahead.MODES (EvalSettings)
+    build_hold: str = "keep"     # "keep" or "release" the shared hold while a candidate builds in a call (EvalSettings)
     # the tasks in an order shuffled with this seed (None: the registry's order, category by category); not
     # in the run's configuration: a resumed run may take another order and keeps what it finished
     shuffle_seed: int | None = None
@@ -306,7 +307,8 @@ class Runner:
                          "gpus": opt.gpus, "workers": opt.workers, "compile_workers": opt.compile_workers,
                          "worker_memory_mb": opt.worker_memory_mb, "untimed_wait": opt.untimed_wait,
                          "transfer": opt.transfer, "memory_hold": opt.memory_hold,
-                         "compile_ahead": opt.compile_ahead, "confinement": self.confinement()}
+                         "compile_ahead": opt.compile_ahead, "build_hold": opt.build_hold,
+                         "confinement": self.confinement()}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
 
@@ -333,7 +335,8 @@ class Runner:
         return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
                             limits=self.opt.limits, time_roles=tuple(self.opt.time_roles),
                             worker_memory_mb=self.opt.worker_memory_mb, confine=confine, transfer=self.opt.transfer,
-                            memory_hold=self.opt.memory_hold, compile_ahead=self.opt.compile_ahead)
+                            memory_hold=self.opt.memory_hold, compile_ahead=self.opt.compile_ahead,
+                            build_hold=self.opt.build_hold)
 
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
@@ -126,16 +126,42 @@ class WorkerSession:
             raise Abnormal("error", f"worker error: answered {str(reply.get('kind'))[:40]!r} to a {kind} step")
         return reply
 
-    def run(self, cmd: dict, timeout: float) -> dict:
-        """A ``run`` step (answered ``ran`` or ``failed``), its seconds under run, run_traced or run_suppressed."""
+    def run(self, cmd: dict, timeout: float,
+            step_out: Callable[[], AbstractContextManager] | None = None) -> dict:
+        """A ``run`` step (answered ``ran`` or ``failed``), its seconds under run, run_traced or
+        run_suppressed. With ``step_out`` (the device's hold let go of for a block), the worker may
+        step out of the hold for host work inside the call (:func:`mkbench.worker.host_work`)."""
         key = "run_traced" if cmd.get("trace") else "run_suppressed" if cmd.get("suppress") else "run"
-        t = time.monotonic()
+        t, waited = time.monotonic(), self.waited
+        op = str(cmd.get("op"))
+        if step_out is not None:
+            cmd = dict(cmd, step_out=True)
         reply = self.request(cmd, timeout)  # a step that hangs or dies ends the unit: its seconds are the stage's
-        self.add(key, time.monotonic() - t)
+        while isinstance(reply, dict) and reply.get("kind") == "host_work" and step_out is not None:
+            reply = self._host_work(reply, timeout, step_out, op)
+        self.add(key, time.monotonic() - t - (self.waited - waited))  # less the wait to take the device again
         if not isinstance(reply, dict) or reply.get("kind") not in ("ran", "failed"):
             raise Abnormal("error", f"worker error: unexpected answer {str(reply)[:80]}")
         self._trace_overhead(reply)
         return reply
+
+    def _host_work(self, begun: dict, timeout: float, step_out: Callable[[], AbstractContextManager],
+                   op: str) -> Any:
+        """The worker began host work inside a call: the device is let go of until it says it is done
+        (``host_work`` seconds), taken again (``wait_shared``), and the worker told to go on; the
+        call's next message."""
+        if "begin" not in begun:
+            raise Abnormal("error", "worker error: host work ended before it began")
+        t = time.monotonic()
+        with step_out():
+            done = self.within(timeout, lambda seconds: self.child.recv(seconds), "host_work")
+            back = time.monotonic()
+            self.add("host_work", back - t)
+            if not (isinstance(done, dict) and done.get("kind") == "host_work" and "end" in done):
+                raise Abnormal("error", f"worker error: {str(done)[:80]} inside host work")
+        self.waited_for("wait_shared", time.monotonic() - back)
+        self.child.send({"op": "resume"})
+        return self.within(timeout, lambda seconds: self.child.recv(seconds), op)
 
     def _trace_overhead(self, reply: dict) -> None:
         """The profiler's own seconds in a traced step (its start, stop, reading the events back), as

@@ -46,3 +46,7 @@ class EvalSettings:
     # where a candidate's kernels are compiled ahead of its first call (compile_ahead.MODES): as its
     # backend says ("backend"), in the compile-ahead pool, in its own lane, or not at all
     compile_ahead: str = "backend"
+    # while a candidate builds inside a checked call (load_inline's nvcc, mkbench.worker.host_work), its
+    # unit keeps its shared hold on the device ("keep") or lets go of it until the build returns
+    # ("release": a timing phase need not wait for the build)
+    build_hold: str = "keep"

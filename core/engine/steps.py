@@ -87,7 +87,8 @@ def correctness(run: UnitRun) -> list[Combo]:
                 # the device trace is evidence about a candidate: a baseline is the task's own code
                 trace = k == 0 and not unit.backend.is_baseline
                 ran = w.run({"op": "run", "shape": shape, "dtype": dtype, "seed": seed, "trace": trace},
-                            settings.limits.correctness)
+                            settings.limits.correctness,
+                            step_out=run.device.stepped_out if settings.build_hold == "release" else None)
                 if ran.get("kind") == "failed":
                     status, message = failed_status(run, shape, dtype, ran)
                     break
