@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Call 23 (2026-11-28, sixth session), one H200, what the session's device time had left: issue 28's corpus target
+# Not run yet (the sixth session of 2026-11-28 spent its device time on the portability matrix and the CUDA A/Bs),
+# one H200: issue 28's corpus target
 # (at least 50 Triton candidates that are not mkbench's, <= 2 s per kernel) on this tree alone. KernelBench-X's GEAK
 # corpus, 66 candidates (reports/2026-11-27-engine/README.md says how .bench/kbx is imported); carry .bench/kbx.
-#   LIMIT=150 bash reports/2026-11-28-calls/call23.sh
+#   LIMIT=150 bash reports/2026-11-28-calls/kbx-corpus.sh
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}; mkdir -p "$out"; out=$(realpath "$out")
