@@ -542,3 +542,43 @@ def test_kernelbench_import_runs_with_the_cuda_backend(tmp_path, cli, monkeypatc
     assert code == 0, err
     rows = [r for r in _rows(tmp_path / "r.json") if r["method"] == "kb"]
     assert [(r["verdict"], r["perf_status"]) for r in rows] == [("correct", "timed")], rows
+
+
+# The same kernel built lazily, in the first forward, behind a device check, as CUDA-L1's kernels build
+LAZY_LOAD_INLINE = LOAD_INLINE[:LOAD_INLINE.index("ext = load_inline(")] + '''
+
+class ModelNew(nn.Module):
+    ext = None
+
+    def forward(self, x):
+        if not x.is_cuda:
+            return torch.nn.functional.gelu(x)
+        if ModelNew.ext is None:
+            ModelNew.ext = load_inline(name="mkbench_test_lazy_gelu_ext", cpp_sources=cpp_source,
+                                       cuda_sources=cuda_source, functions=["gelu"], verbose=False)
+        return ModelNew.ext.gelu(x)
+'''
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("setting", [("--build-hold", "release"), ("--compile-ahead", "lane")])
+def test_a_build_in_the_first_forward_leaves_the_shared_hold_on_gpu(tmp_path, cli, setting):
+    """Each way of getting a lazy load_inline build out of the shared hold, on a GPU: ``--build-hold
+    release`` lets go of the device while nvcc runs in the call (its ``host_work`` step); ``--compile-ahead
+    lane`` builds it in a throwaway worker's compile-only call first (the log says so), so that the
+    evaluated worker's first call only loads it. Either way the verdict is the kernel's own."""
+    sol = _solutions(tmp_path, {"activation/gelu.py": LAZY_LOAD_INLINE})
+    code, out, err = cli("run", "--backend", "cuda", "--hw", "auto", "--solutions", sol, "--task", "gelu",
+                         "--shape-role", "small", "--dtype", "float32", "--baselines", "none", "--seeds", "1",
+                         "--time-budget-ms", "50", "--store", tmp_path / "r.sqlite", "--json", tmp_path / "r.json",
+                         "--no-progress", *setting)
+    assert code == 0, err
+    rows = _rows(tmp_path / "r.json")
+    assert [r["verdict"] for r in rows] == ["correct"], rows
+    steps = _extra(rows[0])["unit_seconds"]["steps"]
+    log = next(tmp_path.glob("r-logs/**/gelu__*.log")).read_text()
+    if setting[0] == "--build-hold":
+        assert steps["host_work"] > 1.0, steps  # nvcc, out of the hold
+    else:
+        assert "prewarm: 1 combination(s) compiled ahead; 0 skipped" in log, log[-3000:]
+        assert steps["prewarm"] > steps.get("run_traced", 0.0), steps  # the build ran there, not in the call
