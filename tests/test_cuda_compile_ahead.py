@@ -43,7 +43,16 @@ class FakeTorchLoadInline:
 def load_inline(tmp_path, monkeypatch):
     """The wrapped load_inline of a worker, over a stand-in; ``new_worker()`` forgets what this
     process learnt, as a fresh worker process would."""
-    from torch.utils import cpp_extension
+    # A stand-in module, not torch's: importing torch.utils.cpp_extension pulls in setuptools, whose
+    # distutils shim refuses to load once any earlier test has imported the standard library's distutils
+    import sys
+    import types
+
+    import torch.utils
+    cpp_extension = types.ModuleType("torch.utils.cpp_extension")
+    cpp_extension.load_inline = None
+    monkeypatch.setitem(sys.modules, "torch.utils.cpp_extension", cpp_extension)
+    monkeypatch.setattr(torch.utils, "cpp_extension", cpp_extension, raising=False)
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
     monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")
     candidate = tmp_path / "cand.py"
