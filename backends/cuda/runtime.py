@@ -259,10 +259,8 @@ def install_load_inline_counting(found: _sources.Found, path: Path) -> None:
             kwargs["cuda_sources"] = [tag(t) for t in cs] if isinstance(cs, (list, tuple)) else tag(cs)
         call = _cached_build(original, args, kwargs)
         directory = call["build_directory"]
-        failed = FAILED_BUILDS.get(directory)
-        if failed is not None:  # the same sources, flags and target failed before in this worker
-            raise failed
-        failed = replayed_failure(directory)  # ... or in an earlier worker (compile ahead)
+        # the same sources, flags and target failed before, in this worker or an earlier one (compile ahead)
+        failed = FAILED_BUILDS.get(directory) or replayed_failure(directory)
         if failed is not None:
             FAILED_BUILDS[directory] = failed
             raise failed

@@ -91,38 +91,38 @@ class PhasedLock:
         self.held_s = 0.0          # seconds timers held the device
         self._opened: float | None = None
 
-    @contextmanager
-    def shared(self):
+    def _take_shared(self) -> None:
+        """A check takes the device: it waits while a timing phase is open."""
         with self._cond:
             self._waiting_readers += 1
             while self._phase:
                 self._cond.wait()
             self._waiting_readers -= 1
             self._readers += 1
+
+    def _leave_shared(self) -> None:
+        with self._cond:
+            self._readers -= 1
+            self._cond.notify_all()
+
+    @contextmanager
+    def shared(self):
+        self._take_shared()
         try:
             yield
         finally:
-            with self._cond:
-                self._readers -= 1
-                self._cond.notify_all()
+            self._leave_shared()
 
     @contextmanager
     def stepped_out(self):
         """Inside a shared hold: let go of it for the block (host work only: a check's build), as if
         the check had ended, and take it again after the block, waiting like a check that starts (a
         timing phase opened meanwhile runs to its end first)."""
-        with self._cond:
-            self._readers -= 1
-            self._cond.notify_all()
+        self._leave_shared()
         try:
             yield
         finally:
-            with self._cond:
-                self._waiting_readers += 1
-                while self._phase:
-                    self._cond.wait()
-                self._waiting_readers -= 1
-                self._readers += 1
+            self._take_shared()
 
     @contextmanager
     def exclusive(self):
