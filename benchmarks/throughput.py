@@ -112,7 +112,10 @@ def measure(store: Path) -> dict:
         # the timed steps themselves (every other lane waits through them), and the calls the timer's
         # run-ahead dropped while it found its spin length
         "time_step_seconds": round(sum(c.steps.get("time_step", 0.0) for c in clocks), 3),
+        # the first timed combination's inputs, made before the hold (0 for a tree that made them inside)
+        "time_inputs_seconds": round(sum(c.steps.get("time_inputs", 0.0) for c in clocks), 3),
         "run_ahead_dropped": sum(int(((r["extra"] or {}).get("run_ahead_dropped")) or 0) for r in rows),
+        "host_bound_samples": sum(int(((r["extra"] or {}).get("host_bound_samples")) or 0) for r in rows),
         "host_cpu": next((sess["host_cpu"] for sess in reversed(sessions) if sess.get("host_cpu")), None),
         # how busy the GPUs were (mkbench.engine.gpu_busy), and the judge's seconds per candidate unit by
         # part: what bounds a job whose units wait for the memory budget

@@ -204,32 +204,60 @@ class RunAhead:
     time alone is not enough: a first call's (allocations, a launcher's binding) or one on a busy
     host can be milliseconds, and jumping on it spun 6.5 ms before each call of a 150 us gemv
     (H200, ``reports/2026-11-27-run-ahead``); two starved samples in a row that both took that long
-    are a host-bound call. At the cap (a candidate that blocks the host, e.g. synchronises inside)
-    samples are kept and counted as host-bound.
+    are a host-bound call. At the cap (a candidate that blocks the host) samples are kept and
+    counted as host-bound.
+
+    A call that waits for the device inside (``.item()``, ``nonzero``, a copy to the host) is starved
+    whatever the spin: the host waits for the spin too, so its enqueue time grows with the spin.
+    Walking such a call to the cap took 7-9 dropped calls and then spun 20 ms before each sample
+    (H200 main job: 55 timed rows, e.g. eager ``moe_permute``, 2.1 s of timing hold for 0.2 s of
+    calls). So when two starved samples in a row each took longer than the one before by most of
+    what the spin grew (``TRACK``, the spin grown by at least ``MIN_GROWTH_US``: a host-heavy call's
+    enqueue time does not follow the spin), the call is ``synchronizing``: no spin from then on, the
+    samples kept and counted host-bound, as at the cap (their span includes the host's waits).
     """
 
     #: the spin after a starved sample, in units of that sample's host enqueue time
     JUMP = 1.5
+    #: a starved sample whose enqueue time grew by this share of the spin's growth tracks the spin
+    TRACK = 0.8
+    MIN_GROWTH_US = 100.0
 
     def __init__(self, delay_us: float = 50.0, cap_us: float = 20000.0):
         self.delay_us, self.cap_us = delay_us, cap_us
         self.dropped = 0
         self.host_bound = 0
-        self._starved_host_us: float | None = None  # the last starved sample's enqueue time
+        self.synchronizing = False
+        self._starved: tuple[float, float] | None = None  # the last starved sample's (spin, enqueue time)
+        self._tracked = 0  # starved samples in a row whose enqueue time followed the spin's growth
+
+    @property
+    def spins(self) -> bool:
+        return not self.synchronizing
 
     def observe(self, starved: bool, host_us: float = 0.0) -> bool:
         """Whether the sample just taken counts; ``host_us``: the host's time from the spin's launch to
-        the end event's (what the spin has to outlast)."""
+        the end event's (what the spin has to outlast). Called for every spun sample and, once the
+        call is synchronizing, for every sample it would have spun."""
+        if self.synchronizing:
+            self.host_bound += 1
+            return True
         if not starved:
-            self._starved_host_us = None
+            self._starved, self._tracked = None, 0
             return True
         if self.delay_us >= self.cap_us:
             self.host_bound += 1
             return True
-        confirmed = min(host_us, self._starved_host_us) if self._starved_host_us is not None else 0.0
-        self._starved_host_us = host_us
-        self.delay_us = min(max(2 * self.delay_us, self.JUMP * confirmed), self.cap_us)
+        last, self._starved = self._starved, (self.delay_us, host_us)
+        confirmed = min(host_us, last[1]) if last is not None else 0.0
+        grown = self.delay_us - last[0] if last is not None else 0.0
+        self._tracked = self._tracked + 1 if (
+            grown >= self.MIN_GROWTH_US and host_us - last[1] >= self.TRACK * grown) else 0
         self.dropped += 1
+        if self._tracked >= 2:
+            self.synchronizing, self.delay_us = True, 0.0
+            return False
+        self.delay_us = min(max(2 * self.delay_us, self.JUMP * confirmed), self.cap_us)
         return False
 
 
@@ -279,7 +307,7 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
             _reset_persisting_l2()
         marker = None
         spun = _clock()
-        if ahead and spin:
+        if ahead and spin and ahead.spins:
             torch.cuda._sleep(int(ahead.delay_us * rate))
             spun = _clock()
             marker = torch.cuda.Event()
@@ -293,7 +321,7 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
         starved = marker is not None and marker.query()
         torch.cuda.synchronize()  # device-wide: waits for every stream, not just the timed one
         wall = (_clock() - t0) * 1e6
-        keep = ahead.observe(starved, enqueued_us) if marker is not None else True
+        keep = ahead.observe(starved, enqueued_us) if ahead and spin else True
         return start.elapsed_time(end) * 1000.0, wall, keep
 
     torch.cuda.synchronize()

@@ -532,6 +532,14 @@ class Steps:
             io.sync(self.device)
         return self.pool_sets
 
+    def pool(self, cmd: dict) -> dict:
+        """Make the timing pool of ``cmd`` now, so that the timed step that follows finds it made:
+        making inputs is device work that needs no device of its own (power_iteration's and
+        qr_householder's generators run a float64 QR for seconds), and inside the timing hold every
+        other lane would wait for it."""
+        self._arg_sets(cmd)
+        return {"kind": "pooled"}
+
     def time(self, cmd: dict) -> dict:
         """Time the candidate over the pool of input sets."""
         timing = self.backend.time(self.fn, self._arg_sets(cmd), self.hw, cmd["settings"])

@@ -44,6 +44,32 @@ def test_run_ahead_keeps_samples_at_its_cap_and_counts_them_host_bound():
     assert ahead.host_bound == 2 and ahead.dropped == 2
 
 
+def test_run_ahead_stops_spinning_for_a_call_that_waits_for_the_device_inside():
+    """A call that synchronises (600 us of device work before its host can go on): its enqueue time is
+    the spin plus the call, so no spin outlasts it. It used to walk to the 20 ms cap (seven dropped
+    calls) and spin that long before every kept sample; now four are dropped and the spin stops."""
+    ahead = RunAhead(delay_us=50, cap_us=20000)
+    taken = []
+    while ahead.spins and len(taken) < 20:
+        taken.append(ahead.observe(True, host_us=ahead.delay_us + 600))
+    assert taken == [False] * 4 and ahead.synchronizing and ahead.delay_us == 0 and ahead.dropped == 4
+    assert ahead.observe(False) and ahead.observe(False) and ahead.host_bound == 2  # kept, unspun, said so
+
+
+def test_run_ahead_does_not_call_a_slow_host_side_synchronizing():
+    """A host-heavy call (its enqueue time does not follow the spin, jitter of 10% included) keeps
+    the run-ahead: it reaches the cap or outlasts the host, as before."""
+    ahead = RunAhead(delay_us=50, cap_us=20000)
+    for k in range(12):
+        ahead.observe(True, host_us=30000 * (1.1 if k % 2 else 0.9))
+    assert not ahead.synchronizing and ahead.delay_us == 20000 and ahead.dropped == 2
+    ahead = RunAhead(delay_us=50, cap_us=20000)
+    hosts = iter([1000, 1100, 900, 1150])
+    while ahead.delay_us < 1100:
+        assert not ahead.observe(True, host_us=next(hosts))
+    assert not ahead.synchronizing and ahead.observe(False, host_us=1000)
+
+
 def test_host_timer_has_no_gpu_fields():
     t = time_callable(lambda a: sum(a), [(1, 2)], REG.hardware["cpu"], TimingSettings(budget_ms=5, min_samples=3))
     assert t.timer == "perf_counter" and t.run_ahead_us is None and t.launch_bound_median_us is None
@@ -82,3 +108,19 @@ def test_a_slow_host_side_costs_one_dropped_call_not_a_doubling_per_call():
     t = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=300, warmup_ms=0))
     assert t.run_ahead_dropped <= 3 and t.run_ahead_us == 20000, t
     assert t.host_bound_samples >= 3, t  # the spin cannot outlast it: host time in the span, said so
+
+
+@pytest.mark.gpu
+def test_a_call_that_synchronizes_is_not_spun():
+    """``.item()`` inside the call: the host waits for the device, so the run-ahead stops (at most
+    four dropped calls) and every kept sample is counted host-bound."""
+    import torch
+    x = torch.randn(1 << 22, device="cuda")
+
+    def call(a):
+        return (a[0] * 2).sum().item()
+
+    hw = REG.hardware["h100"] if "H100" in torch.cuda.get_device_name() else REG.hardware["h200"]
+    t = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=200))
+    assert t.run_ahead_us == 0 and t.run_ahead_dropped <= 4, t
+    assert t.host_bound_samples >= t.n, t

@@ -235,6 +235,16 @@ def timing(run: UnitRun, passed: list[Combo]) -> None:
         timed_combos.append((shape, dtype, {"shape": shape, "dtype": dtype, "seeds": pool}))
     if not timed_combos:
         return
+    # The first combination's inputs made before the hold, still sharing the device (the worker keeps
+    # one pool at a time, so the others are made in the hold, as before)
+    with shared(run):
+        made = w.step(dict(timed_combos[0][2], op="pool"), settings.limits.timing, "time_inputs")
+    if made.get("kind") == "failed":
+        shape, dtype, _ = timed_combos[0]
+        rec.note_timing(shape, dtype, error=failed_status(run, shape, dtype, made)[1] or None)
+        timed_combos = timed_combos[1:]
+        if not timed_combos:
+            return
     with run.away(), exclusive(run):
         for shape, dtype, step in timed_combos:
             w.combo = (shape, dtype)
