@@ -162,6 +162,22 @@ def kill_descendants(pid: int) -> None:
             pass
 
 
+def freeze(pid: int, stop: bool) -> None:
+    """Stop (SIGSTOP) or continue (SIGCONT) a guarded child and everything below it: its process group
+    and its descendants in other groups; quiet where one is gone. Stopping walks until it finds nothing
+    new, as :func:`kill_descendants` does, so that a child forked in between is stopped too."""
+    sig = signal.SIGSTOP if stop else signal.SIGCONT
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for p in [pid] + descendants(pid):
+        try:
+            os.kill(p, sig)
+        except OSError:
+            pass
+
+
 def kill_group(pid: int) -> None:
     """Kill a guarded child and everything it started: its process group, and its descendants in
     other sessions or groups (a confined worker keeps them below it as a child subreaper, see

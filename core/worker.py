@@ -100,6 +100,12 @@ def host_work(what: str) -> Iterator[None]:
         yield
         return
     _STEP_OUT[0] = None  # nested host work: one step out
+    try:  # the call's device work so far ends inside the hold it was launched under
+        import torch
+        if torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+    except Exception:  # noqa: BLE001 - a broken context fails the call's next launch, where it is reported
+        pass
     wire.send(conn, {"kind": "host_work", "begin": str(what)[:200]})
     try:
         yield
@@ -349,6 +355,13 @@ class Steps:
                 wait_untimed()
             torch.cuda.set_device(0)  # creates the process's CUDA context
             self.start_seconds["cuda_init"] = round(time.monotonic() - t, 3)
+            # torch.compile in a candidate compiles its kernels here, in this process, not in a pool of
+            # subprocesses: a confined worker's subprocesses found no GPU backend ("Could not find an
+            # active GPU backend", CUDA-L1's kb_l2_49 on every H100 and H200 run, recorded as the
+            # candidate's error), and twelve lanes each starting a pool of compile processes is the
+            # host's cores many times over
+            import torch._inductor.config as inductor_config
+            inductor_config.compile_threads = 1
             from .contracts import use_ieee_float32
             use_ieee_float32()
         if cmd.get("transfer") == "area" and self.device == "cuda":

@@ -89,6 +89,89 @@ def test_a_check_that_steps_out_for_a_build_lets_a_timer_through_and_comes_back_
     assert lock.phases == 1 and lock.drain_s < 0.2  # nothing to drain: the check was out
 
 
+def test_a_check_stepped_out_is_frozen_while_a_timing_phase_is_open():
+    """--build-hold release does not trust the worker's word that its build launches nothing: a check
+    stepped out when a phase opens is stopped until the phase closes; one that steps out while a phase
+    is open is stopped at once, and let go of when its block ends."""
+    lock, calls = PhasedLock(batch=1), []
+    out, back = threading.Event(), threading.Event()
+
+    def check(name, hold):
+        with lock.shared():
+            with lock.stepped_out(lambda stop: calls.append((name, stop))):
+                out.set()
+                hold.wait(5)
+
+    first_done = threading.Event()
+    a = threading.Thread(target=check, args=("a", first_done))
+    a.start()
+    assert out.wait(5)
+    timer_in, timer_go = threading.Event(), threading.Event()
+
+    def timer():
+        with lock.exclusive():
+            timer_in.set()
+            timer_go.wait(5)
+
+    t = threading.Thread(target=timer)
+    t.start()
+    assert timer_in.wait(5)
+    assert calls == [("a", True)]  # the phase opened: a frozen
+    out.clear()
+    b = threading.Thread(target=check, args=("b", back))
+    b.start()  # b takes the device only after the phase, so it steps out later
+    timer_go.set()
+    t.join(5)
+    assert calls[:2] == [("a", True), ("a", False)], calls  # the phase closed: a continues
+    assert out.wait(5)
+    first_done.set()
+    a.join(5)
+    t2_in, t2_go = threading.Event(), threading.Event()
+
+    def timer2():
+        with lock.exclusive():
+            t2_in.set()
+            t2_go.wait(5)
+
+    t2 = threading.Thread(target=timer2)
+    t2.start()
+    assert t2_in.wait(5)
+    assert calls[-1] == ("b", True), calls
+    back.set()  # b's block ends while the phase is still open: it is let go of, then waits for the device
+    time.sleep(0.1)
+    assert calls[-1] == ("b", False), calls
+    t2_go.set()
+    for th in (t2, b):
+        th.join(5)
+    assert calls == [("a", True), ("a", False), ("b", True), ("b", False)], calls
+
+
+def test_freeze_stops_and_continues_a_process_and_what_it_started(tmp_path):
+    import subprocess
+
+    from mkbench.procguard import freeze
+    p = subprocess.Popen(["bash", "-c", "sleep 30 & wait"], start_new_session=True)
+    try:
+        time.sleep(0.3)
+
+        def states():
+            from mkbench.procguard import descendants
+            return [open(f"/proc/{q}/stat").read().rsplit(")", 1)[1].split()[0] for q in [p.pid] + descendants(p.pid)]
+
+        assert len(states()) == 2 and "T" not in states()
+        freeze(p.pid, True)
+        time.sleep(0.1)
+        assert states() == ["T", "T"], states()
+        freeze(p.pid, False)
+        time.sleep(0.1)
+        assert "T" not in states(), states()
+    finally:
+        import os
+        import signal
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
 def _checks_and_timers(lock, timers_at, until):
     """Checks one after another (a lane's steps) until ``until`` seconds; timers ask at ``timers_at``.
     The order in which they held the device."""

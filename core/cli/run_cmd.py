@@ -94,11 +94,11 @@ def add_parser(sub) -> None:
                    help="where a candidate's kernels are compiled ahead of its first call, by a throwaway worker: "
                         "backend (default: the pool for Triton, nowhere for CUDA, where it has not yet paid), pool, "
                         "lane (before the unit holds memory or the device), or off (its first call compiles)")
-    p.add_argument("--build-hold", choices=("keep", "release"), default="keep",
+    p.add_argument("--build-hold", choices=("keep", "release"), default="release",
                    help="while a candidate builds inside a checked call (a load_inline extension built in its first "
-                        "forward: nvcc for seconds to a minute), its unit keeps its shared hold on the device (keep, "
-                        "default) or lets go of it until the build returns, so that timing phases need not wait "
-                        "(release: the worker's word that the build launches nothing is trusted)")
+                        "forward: nvcc for seconds to a minute), its unit lets go of its shared hold on the device "
+                        "until the build returns, so that timing phases need not wait, its worker stopped while a "
+                        "phase holds the device (release, default), or keeps the hold (keep)")
     p.add_argument("--lanes", type=check.count(1, 64),
                    help="correctness lanes per device "
                         "(default on GPUs: three quarters of the CPU cores, at most 16 for the host's GPUs together, "

@@ -90,6 +90,9 @@ class PhasedLock:
         self.drain_s = 0.0         # seconds from a phase's opening to its first timer holding the device
         self.held_s = 0.0          # seconds timers held the device
         self._opened: float | None = None
+        # checks stepped out for host work (see stepped_out): each one's freeze, and those frozen now
+        self._out: dict[int, Callable[[bool], None]] = {}
+        self._frozen: set[int] = set()
 
     def _take_shared(self) -> None:
         """A check takes the device: it waits while a timing phase is open."""
@@ -114,15 +117,54 @@ class PhasedLock:
             self._leave_shared()
 
     @contextmanager
-    def stepped_out(self):
+    def stepped_out(self, freeze: Callable[[bool], None] | None = None):
         """Inside a shared hold: let go of it for the block (host work only: a check's build), as if
         the check had ended, and take it again after the block, waiting like a check that starts (a
-        timing phase opened meanwhile runs to its end first)."""
-        self._leave_shared()
+        timing phase opened meanwhile runs to its end first).
+
+        The check's word that the block launches nothing is not taken on trust: ``freeze(True)`` is
+        called while a timing phase is open (from its opening, or from the step out if one is open
+        already) and ``freeze(False)`` when it closes or the block ends, so the process that stepped out
+        (its worker, with the build below it) is stopped whenever a timer may hold the device."""
+        key = id(freeze) if freeze is not None else None
+        with self._cond:
+            self._readers -= 1
+            if key is not None:
+                self._out[key] = freeze
+                if self._phase:
+                    self._freeze(key, True)
+            self._cond.notify_all()
         try:
             yield
         finally:
+            with self._cond:
+                if key is not None:
+                    self._out.pop(key, None)
+                    if key in self._frozen:
+                        self._freeze(key, False, freeze)
             self._take_shared()
+
+    def _freeze(self, key: int, stop: bool, fn: Callable[[bool], None] | None = None) -> None:
+        """Under the condition's lock: stop or continue one stepped-out check (never raising: a lock
+        that raised here would leave the phase half open)."""
+        (self._frozen.add if stop else self._frozen.discard)(key)
+        try:
+            (fn or self._out[key])(stop)
+        except Exception:  # noqa: BLE001 - a process already gone
+            pass
+
+    def _open_phase(self) -> None:
+        self._phase = True
+        self.phases += 1
+        self._opened = time.monotonic()
+        for key in list(self._out):
+            self._freeze(key, True)
+
+    def _close_phase(self) -> None:
+        self._phase = False
+        for key in list(self._frozen):
+            if key in self._out:
+                self._freeze(key, False)
 
     @contextmanager
     def exclusive(self):
@@ -132,9 +174,7 @@ class PhasedLock:
             while not self._phase:
                 left = self.gather_s - (time.monotonic() - asked)
                 if self._waiting >= self.batch or not (self._readers or self._waiting_readers) or left <= 0:
-                    self._phase = True
-                    self.phases += 1
-                    self._opened = time.monotonic()
+                    self._open_phase()
                     self._cond.notify_all()
                     break
                 self._cond.wait(timeout=left)
@@ -153,7 +193,7 @@ class PhasedLock:
                 self.held_s += time.monotonic() - took
                 self._writer = False
                 if not self._waiting:
-                    self._phase = False
+                    self._close_phase()
                 self._cond.notify_all()
 
 
@@ -406,9 +446,10 @@ class Device:
     def exclusive(self):
         return self._lock.exclusive()
 
-    def stepped_out(self):
-        """Inside a shared hold, the device let go of for the block (:meth:`PhasedLock.stepped_out`)."""
-        return self._lock.stepped_out()
+    def stepped_out(self, freeze: Callable[[bool], None] | None = None):
+        """Inside a shared hold, the device let go of for the block, ``freeze`` called while a timing
+        phase is open (:meth:`PhasedLock.stepped_out`)."""
+        return self._lock.stepped_out(freeze)
 
     def ticket(self) -> int:
         """The unit's place in the queue for a lane: take it when handing the unit to the device, in plan

@@ -76,7 +76,7 @@ class RunOptions:
     transfer: str = "area"       # how workers hand CUDA tensors to the judge: "area" or "ipc" (EvalSettings)
     memory_hold: str = "unit"    # how a unit holds its share of the memory budget: "unit" or "staged" (EvalSettings)
     compile_ahead: str = "backend"  # where candidates compile ahead: compile_ahead.MODES (EvalSettings)
-    build_hold: str = "keep"     # "keep" or "release" the shared hold while a candidate builds in a call (EvalSettings)
+    build_hold: str = "release"  # "keep" or "release" the shared hold while a candidate builds in a call (EvalSettings)
     # the tasks in an order shuffled with this seed (None: the registry's order, category by category); not
     # in the run's configuration: a resumed run may take another order and keeps what it finished
     shuffle_seed: int | None = None

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 from .. import worker as worker_mod
+from ..procguard import freeze
 from .clock import tree_cpu
 from .observation import Combo
 from .procs import Child, Timeout
@@ -127,7 +128,7 @@ class WorkerSession:
         return reply
 
     def run(self, cmd: dict, timeout: float,
-            step_out: Callable[[], AbstractContextManager] | None = None) -> dict:
+            step_out: Callable[..., AbstractContextManager] | None = None) -> dict:
         """A ``run`` step (answered ``ran`` or ``failed``), its seconds under run, run_traced or
         run_suppressed. With ``step_out`` (the device's hold let go of for a block), the worker may
         step out of the hold for host work inside the call (:func:`mkbench.worker.host_work`)."""
@@ -145,7 +146,7 @@ class WorkerSession:
         self._trace_overhead(reply)
         return reply
 
-    def _host_work(self, begun: dict, timeout: float, step_out: Callable[[], AbstractContextManager],
+    def _host_work(self, begun: dict, timeout: float, step_out: Callable[..., AbstractContextManager],
                    op: str) -> Any:
         """The worker began host work inside a call: the device is let go of until it says it is done
         (``host_work`` seconds), taken again (``wait_shared``), and the worker told to go on; the
@@ -153,7 +154,8 @@ class WorkerSession:
         if "begin" not in begun:
             raise Abnormal("error", "worker error: host work ended before it began")
         t = time.monotonic()
-        with step_out():
+        # stopped while a timing phase holds the device: its word that it launches nothing is not trusted
+        with step_out(lambda stop: freeze(self.child.pid, stop)):
             done = self.within(timeout, lambda seconds: self.child.recv(seconds), "host_work")
             back = time.monotonic()
             self.add("host_work", back - t)

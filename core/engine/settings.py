@@ -48,5 +48,6 @@ class EvalSettings:
     compile_ahead: str = "backend"
     # while a candidate builds inside a checked call (load_inline's nvcc, mkbench.worker.host_work), its
     # unit keeps its shared hold on the device ("keep") or lets go of it until the build returns
-    # ("release": a timing phase need not wait for the build)
-    build_hold: str = "keep"
+    # ("release": a timing phase need not wait for the build; the worker is stopped while one holds the
+    # device, see device.PhasedLock.stepped_out)
+    build_hold: str = "release"
