@@ -6,13 +6,12 @@
 # 3. issue 30: the h100 set's default variant, the 100 tasks not yet run on the H200 (h200-rest.txt), into call 2's
 #    H200 store (../2026-11-28-cuda-l1/call2-h200/cudal1.sqlite, copied to .bench/cl1-start with run_x4b.sh and
 #    h200-rest.txt, since that folder is too large to travel), to the call's end.
-#   bash reports/2026-11-28-calls/call26.sh
+#   bash reports/2026-11-28-calls/call26.sh     (files: lazy-tests.log, kb_l2_49.{log,txt}, h100-rest/{device.txt,cudal1.sqlite,runs.log,unit-logs.tgz}: a call returns 8)
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 began=$(date +%s)
 out=${OUT:-results}; mkdir -p "$out"; out=$(realpath "$out")
 python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
-{ nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv; nproc; } > "$out/device.txt" 2>&1
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_backend_cuda.py -k first_forward \
   --basetemp=/tmp/lazy-tests > "$out/lazy-tests.log" 2>&1
 echo "exit $?" >> "$out/lazy-tests.log"
