@@ -138,6 +138,8 @@ class Store:
         if self.path.exists() and not self.path.is_file():
             kind = "a directory" if self.path.is_dir() else "not a regular file"
             raise BadInput(f"results store {self.path} is {kind}")
+        if not self.path.parent.is_dir():  # sqlite's own word for it is "unable to open database file"
+            raise BadInput(f"results store {self.path}: no directory {self.path.parent}")
         try:
             self.db = sqlite3.connect(self.path, timeout=30)
             self.db.row_factory = sqlite3.Row

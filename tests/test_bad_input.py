@@ -68,6 +68,22 @@ def test_corrupt_store_is_refused_and_left_untouched(tmp_path, cli, content):
         assert path.read_bytes() == content
 
 
+def test_a_store_in_a_missing_directory(tmp_path, cli):
+    """A store opened in a directory that is not there names it (sqlite said "unable to open database
+    file", and the advice to move the store aside); a run makes the directory, as for its --json file."""
+    from mkbench.errors import BadInput
+    from mkbench.store import Store
+    with pytest.raises(BadInput, match="no directory"):
+        Store(tmp_path / "nowhere" / "r.sqlite")
+    code, _, err = cli("report", "--store", tmp_path / "nowhere" / "r.sqlite")
+    assert code == 2 and "no results store at" in _one_line(err)
+    assert not (tmp_path / "nowhere").exists()
+    code, _, err = cli("run", "--task", "gelu", "--shape-role", "small", "--dtype", "float32", "--no-timing",
+                       "--baselines", "none", "--store", tmp_path / "new" / "dir" / "r.sqlite", "--no-progress")
+    assert code == 0, err
+    assert (tmp_path / "new" / "dir" / "r.sqlite").stat().st_size > 0
+
+
 def test_foreign_sqlite_file_is_refused(tmp_path, cli):
     import sqlite3
     path = tmp_path / "other.sqlite"

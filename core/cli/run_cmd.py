@@ -182,6 +182,10 @@ def run(args) -> int:
     registry.backend(options.backend)  # fail on an unknown name before probing the device
     for name in options.tasks:
         registry.task(name)
+    try:  # a run writes its store: where it goes is made, as for --json (a report only reads one)
+        Path(args.store).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"results store {args.store}: cannot make its directory: {exc.strerror or exc}") from None
     store = Store(args.store, adopt=args.adopt_store)
     if store.adopted_now:
         print(store.adopted_now)
