@@ -171,11 +171,17 @@ def freeze(pid: int, stop: bool) -> None:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
-    for p in [pid] + descendants(pid):
-        try:
-            os.kill(p, sig)
-        except OSError:
-            pass
+    done: set[int] = set()
+    for _ in range(100 if stop else 1):
+        new = [p for p in [pid] + descendants(pid) if p not in done]
+        if not new:
+            break
+        for p in new:
+            done.add(p)
+            try:
+                os.kill(p, sig)
+            except OSError:
+                pass
 
 
 def kill_group(pid: int) -> None:
