@@ -102,20 +102,25 @@ def test_a_check_stepped_out_is_frozen_while_a_timing_phase_is_open():
                 out.set()
                 hold.wait(5)
 
+    def timer():
+        """A timer holding the device from when it returns until ``go`` is set."""
+        held, go = threading.Event(), threading.Event()
+
+        def hold():
+            with lock.exclusive():
+                held.set()
+                go.wait(5)
+
+        th = threading.Thread(target=hold)
+        th.start()
+        assert held.wait(5)
+        return th, go
+
     first_done = threading.Event()
     a = threading.Thread(target=check, args=("a", first_done))
     a.start()
     assert out.wait(5)
-    timer_in, timer_go = threading.Event(), threading.Event()
-
-    def timer():
-        with lock.exclusive():
-            timer_in.set()
-            timer_go.wait(5)
-
-    t = threading.Thread(target=timer)
-    t.start()
-    assert timer_in.wait(5)
+    t, timer_go = timer()
     assert calls == [("a", True)]  # the phase opened: a frozen
     out.clear()
     b = threading.Thread(target=check, args=("b", back))
@@ -126,16 +131,7 @@ def test_a_check_stepped_out_is_frozen_while_a_timing_phase_is_open():
     assert out.wait(5)
     first_done.set()
     a.join(5)
-    t2_in, t2_go = threading.Event(), threading.Event()
-
-    def timer2():
-        with lock.exclusive():
-            t2_in.set()
-            t2_go.wait(5)
-
-    t2 = threading.Thread(target=timer2)
-    t2.start()
-    assert t2_in.wait(5)
+    t2, t2_go = timer()
     assert calls[-1] == ("b", True), calls
     back.set()  # b's block ends while the phase is still open: it is let go of, then waits for the device
     time.sleep(0.1)

@@ -168,6 +168,25 @@ def test_host_load_is_the_busy_share_between_samples_a_window_apart():
 
 
 
+def _run_silu(tmp_path, cli, source: str, *options) -> tuple[dict, dict]:
+    """``source`` as the prewarm_test backend's silu candidate, checked on the CPU (small shapes, float32,
+    no timing, no baseline) with ``options``, every row correct: the first row's unit steps and the run's
+    engine configuration."""
+    sol = tmp_path / "sol" / "activation"
+    sol.mkdir(parents=True)
+    (sol / "silu.py").write_text(source)
+    code, out, err = cli("run", "--backend", "prewarm_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
+                         "--task", "silu", "--shape-role", "small", "--dtype", "float32",
+                         "--baselines", "none", "--no-timing", "--store", tmp_path / "r.sqlite",
+                         "--json", tmp_path / "r.json", "--no-progress", *options)
+    assert code == 0, err
+    rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
+    assert rows and all(r["correct_status"] == "correct" for r in rows), rows
+    extra = rows[0]["extra"] if isinstance(rows[0]["extra"], dict) else json.loads(rows[0]["extra"])
+    (env,) = sqlite3.connect(tmp_path / "r.sqlite").execute("select env from runs").fetchone()
+    return extra["unit_seconds"]["steps"], json.loads(env)["engine"]
+
+
 @pytest.mark.parametrize("mode, backend_default, step", [
     ("lane", "pool", "prewarm"),       # --compile-ahead lane: in the unit's own lane (lane time)
     ("backend", "lane", "prewarm"),    # the backend's choice (the cuda backend's)
@@ -177,24 +196,12 @@ def test_host_load_is_the_busy_share_between_samples_a_window_apart():
 def test_compile_ahead_runs_where_the_option_or_the_backend_says(tmp_path, cli, prewarm_backend, monkeypatch,
                                                                  mode, backend_default, step):
     monkeypatch.setattr(prewarm_backend.PrewarmBackend, "compile_ahead", backend_default)
-    sol = tmp_path / "sol" / "activation"
-    sol.mkdir(parents=True)
-    (sol / "silu.py").write_text(CANDIDATE)
-    code, out, err = cli("run", "--backend", "prewarm_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
-                         "--task", "silu", "--shape-role", "small", "--dtype", "float32", "--seeds", "1",
-                         "--baselines", "none", "--no-timing", "--store", tmp_path / "r.sqlite",
-                         "--json", tmp_path / "r.json", "--no-progress", "--compile-ahead", mode)
-    assert code == 0, err
-    rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
-    assert rows and all(r["correct_status"] == "correct" for r in rows), rows
-    steps = json.loads(rows[0]["extra"])["unit_seconds"]["steps"] if isinstance(rows[0]["extra"], str) \
-        else rows[0]["extra"]["unit_seconds"]["steps"]
+    steps, engine = _run_silu(tmp_path, cli, CANDIDATE, "--seeds", "1", "--compile-ahead", mode)
     for name in ("prewarm", "compile_ahead"):
         assert (name in steps) == (name == step), steps
     text = next(tmp_path.glob("r-logs/**/silu__*.log")).read_text()
     assert ("compile-ahead call on meta" in text) == (step is not None), text[-2000:]
-    (env,) = sqlite3.connect(tmp_path / "r.sqlite").execute("select env from runs").fetchone()
-    assert json.loads(env)["engine"]["compile_ahead"] == mode
+    assert engine["compile_ahead"] == mode
 
 
 # A candidate that builds inside its first call, as a CUDA-L1 kernel builds its load_inline extension in
@@ -216,22 +223,10 @@ def kernel_function(x):
 
 @pytest.mark.parametrize("hold", ["keep", "release"])
 def test_a_build_inside_a_call_steps_out_of_the_device_hold_only_when_asked(tmp_path, cli, prewarm_backend, hold):
-    sol = tmp_path / "sol" / "activation"
-    sol.mkdir(parents=True)
-    (sol / "silu.py").write_text(BUILDS_IN_ITS_CALL)
-    code, out, err = cli("run", "--backend", "prewarm_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
-                         "--task", "silu", "--shape-role", "small", "--dtype", "float32", "--seeds", "2",
-                         "--baselines", "none", "--no-timing", "--store", tmp_path / "r.sqlite",
-                         "--json", tmp_path / "r.json", "--no-progress", "--compile-ahead", "off",
-                         "--build-hold", hold)
-    assert code == 0, err
-    rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
-    assert rows and all(r["correct_status"] == "correct" for r in rows), rows
-    extra = rows[0]["extra"] if isinstance(rows[0]["extra"], dict) else json.loads(rows[0]["extra"])
-    steps = extra["unit_seconds"]["steps"]
+    steps, engine = _run_silu(tmp_path, cli, BUILDS_IN_ITS_CALL, "--seeds", "2", "--compile-ahead", "off",
+                              "--build-hold", hold)
     if hold == "release":  # the build, timed apart, inside the traced call's seconds (the candidate's time)
         assert 0.3 <= steps["host_work"] <= steps["run_traced"], steps
     else:
         assert "host_work" not in steps and steps["run_traced"] >= 0.3, steps
-    (env,) = sqlite3.connect(tmp_path / "r.sqlite").execute("select env from runs").fetchone()
-    assert json.loads(env)["engine"]["build_hold"] == hold
+    assert engine["build_hold"] == hold

@@ -34,6 +34,7 @@ from ..metrics import geomean, median
 from ..verdicts import Verdict, counts_as_correct
 from .dataset import ResultSet
 from .rates import NO_SPEED, attempt_table
+from .variance import portable
 
 #: a cell more than this many times slower than eager (speedup below it) is listed with a reason
 SLOW = 0.5
@@ -67,16 +68,10 @@ class Portability:
 
     @property
     def portable_tasks(self) -> list[str]:
-        """Tasks correct on every backend that ran them, two backends at least (a backend that could only
-        compile them counts where it compiled, not as one that ran): read from the matrix's cells, so that
-        a later run of a (task, backend) replaces an earlier one here as it does in the matrix."""
+        """Tasks :func:`.variance.portable` over the matrix's cells, so that a later run of a (task, backend)
+        replaces an earlier one here as it does in the matrix."""
         ran = self.cells[self.cells["verdict"].notna() & (self.cells["verdict"] != Verdict.MISSING)]
-        out = []
-        for task, g in ran.groupby("task", sort=True):
-            built = g["verdict"] == Verdict.COMPILED
-            if bool((g["correct"].astype(bool) | built).all()) and int((~built).sum()) > 1:
-                out.append(task)
-        return out
+        return [task for task, g in ran.groupby("task", sort=True) if portable(g)]
 
     def summary(self) -> dict[str, Any]:
         """What summary.json holds: per backend its tasks, correct count and median speedup over eager."""

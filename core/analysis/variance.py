@@ -84,6 +84,14 @@ def paired_speedups(attempts: pd.DataFrame, hw_a: str, hw_b: str, column: str = 
     return pd.DataFrame(rows, columns=["task", "backend", "method", "category", "a", "b"])
 
 
+def portable(task_rows: pd.DataFrame) -> bool:
+    """One task's rows, a backend each (``verdict``, ``correct``): correct on every backend that ran it
+    and compiled on those that could only compile (CUDA without an NVIDIA GPU counts where it
+    compiled), with at least two backends that ran."""
+    built = task_rows["verdict"] == Verdict.COMPILED
+    return bool((task_rows["correct"].astype(bool) | built).all()) and int((~built).sum()) > 1
+
+
 def cross_backend(attempts: pd.DataFrame, column: str = "speedup_eager") -> pd.DataFrame:
     """Task x backend on each hardware profile: verdict and speedup, and whether the task is
     correct on every backend that ran there and compiled on those that could only compile
@@ -98,10 +106,7 @@ def cross_backend(attempts: pd.DataFrame, column: str = "speedup_eager") -> pd.D
             rec[label] = "correct" + (f" {sp:.2f}x" if sp is not None and not np.isnan(sp)
                                       else "") if r.correct else r.verdict
         rec["backends"] = g["backend"].nunique()
-        # A backend that could only compile here (CUDA without an NVIDIA GPU) counts when it
-        # compiled; portability needs at least two backends that ran, all correct.
-        built = g["verdict"] == Verdict.COMPILED
-        rec["compile_only"] = int(built.sum())
-        rec["portable"] = bool((g["correct"] | built).all()) and int((~built).sum()) > 1
+        rec["compile_only"] = int((g["verdict"] == Verdict.COMPILED).sum())
+        rec["portable"] = portable(g)
         rows.append(rec)
     return pd.DataFrame(rows)
