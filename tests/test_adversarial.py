@@ -7,6 +7,8 @@ out-of-process judge, the trace, the store. The cheats that need a GPU (a side s
 rule firing on an honest candidate without changing its verdict.
 """
 
+import os
+import shlex
 import textwrap
 from pathlib import Path
 
@@ -94,7 +96,9 @@ CHEATS = {
         def kernel_function(x, *rest):
             key = (tuple(x.shape), x.dtype)
             calls, last = _state.get(key, (0, None))
-            if calls < 5:  # the correctness seed, the decoy check, the three timing inputs judged before timing
+            # the correctness seed (and the untraced call before it, --trace-call warm), the decoy check, the three
+            # timing inputs judged before timing: 5 or 6 calls; every timed call makes more
+            if calls < 8:
                 last = _ref(x, *rest)
             _state[key] = (calls + 1, last)
             return last
@@ -111,7 +115,8 @@ CHEATS = {
                             "def kernel_function(*a):\n    time.perf_counter = lambda: 0.0\n    return _ref(*a)\n",
                             "hack", "replaced harness function time.perf_counter"),
     # a result cache keyed on the shape: right on the first input it sees, wrong on any other; nothing
-    # shows it right on an input it later gets wrong, so incorrect, not hack
+    # shows it right on an input it later gets wrong, so incorrect, not hack. Under --trace-call warm the
+    # first input it sees is the untraced call's, so the first seed already gets another input's answer.
     ("index", "embedding"): (HEAD + _load_ref("index", "embedding") + textwrap.dedent("""
         _cache = {}
         def kernel_function(*a):
@@ -119,8 +124,13 @@ CHEATS = {
             if key not in _cache:
                 _cache[key] = _ref(*a)
             return _cache[key]
-    """), "incorrect", "on a timing input, before timing"),
+    """), "incorrect", ("on a timing input, before timing", "seed 0: ")),
 }
+
+
+def caught(error: str | None, needle: str | tuple[str, ...]) -> bool:
+    """Whether a row's error holds a cheat's evidence (any of its needles)."""
+    return any(n in (error or "") for n in ((needle,) if isinstance(needle, str) else needle))
 
 HONEST = {
     # a kernel that writes every answer into one output buffer it keeps across calls
@@ -183,7 +193,9 @@ def adversarial_rows(tmp_path_factory):
     tasks = [t for _, t in list(CHEATS) + list(HONEST)]
     code = main(["run", "--solutions", str(sol), "--method", "adversarial", "--task", ",".join(tasks), "--baselines",
                  "none",
-                 "--seeds", "1", "--shape-role", "small", "--dtype", "float32", "--store", str(store), "--no-progress"])
+                 "--seeds", "1", "--shape-role", "small", "--dtype", "float32", "--store", str(store), "--no-progress",
+                 # the suite again with other engine settings (e.g. --trace-call warm, a GPU's default)
+                 *shlex.split(os.environ.get("MKBENCH_TEST_RUN_ARGS", ""))])
     assert code == 0
     return {r["task"]: r for r in Store(store).results() if r["verdict"] != "skipped"}
 
@@ -192,7 +204,7 @@ def adversarial_rows(tmp_path_factory):
 def test_cheat_is_caught_with_its_evidence(adversarial_rows, key):
     _, expected, needle = CHEATS[key]
     row = adversarial_rows[key[1]]
-    assert (row["verdict"], needle in (row["error"] or "")) == (expected, True), row["error"]
+    assert (row["verdict"], caught(row["error"], needle)) == (expected, True), row["error"]
 
 
 @pytest.mark.parametrize("key", sorted(HONEST), ids=lambda k: k[1])

@@ -99,6 +99,11 @@ def add_parser(sub) -> None:
                         "forward: nvcc for seconds to a minute), its unit lets go of its shared hold on the device "
                         "until the build returns, so that timing phases need not wait, its worker stopped while a "
                         "phase holds the device (release, default), or keeps the hold (keep)")
+    p.add_argument("--trace-call", choices=("auto", "warm", "first"), default="auto",
+                   help="which call of each (shape, dtype) the correctness trace records: warm, the second, after "
+                        "one untraced call on another seed's inputs (the calls the timer times, without the first "
+                        "call's compile and autotuning under the profiler), or first; auto (default): warm on a GPU, "
+                        "first on the CPU")
     p.add_argument("--lanes", type=check.count(1, 64),
                    help="correctness lanes per device "
                         "(default on GPUs: three quarters of the CPU cores, at most 16 for the host's GPUs together, "
@@ -177,7 +182,7 @@ def run(args) -> int:
         executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache, confine=not args.no_confine, untimed_wait=args.untimed_wait,
         transfer=args.transfer, memory_hold=args.memory_hold, compile_ahead=args.compile_ahead,
-        build_hold=args.build_hold, shuffle_seed=args.shuffle_tasks,
+        build_hold=args.build_hold, trace_call=args.trace_call, shuffle_seed=args.shuffle_tasks,
     )
     registry.backend(options.backend)  # fail on an unknown name before probing the device
     for name in options.tasks:

@@ -53,11 +53,11 @@ COMPILE_AHEAD_PARTS = ("compile_ahead_start", "compile_ahead_import", "compile_a
 # ``judge`` and never added to it (engine.steps.judge_parts puts them on the clock).
 
 
-#: steps that run the candidate's calls while its unit shares the device (the first call traced, the
-#: checked calls, the run with its launches suppressed): a timing phase drains for whichever is in flight,
-#: so one long call (a load_inline build inside a first ``forward``: 38 s on an H100, CUDA-L1) stops
-#: every lane (docs/engine.md)
-SHARED_CALL_STEPS = ("run_traced", "run", "run_suppressed")
+#: steps that run the candidate's calls while its unit shares the device (the first seed's call traced,
+#: the untraced call before it, the checked calls, the run with its launches suppressed): a timing phase
+#: drains for whichever is in flight, so one long call (a load_inline build inside a first ``forward``:
+#: 38 s on an H100, CUDA-L1) stops every lane (docs/engine.md)
+SHARED_CALL_STEPS = ("run_traced", "run_warm", "run", "run_suppressed")
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ class RunOptions:
     memory_hold: str = "unit"    # how a unit holds its share of the memory budget: "unit" or "staged" (EvalSettings)
     compile_ahead: str = "backend"  # where candidates compile ahead: compile_ahead.MODES (EvalSettings)
     build_hold: str = "release"  # "keep" or "release" the shared hold while a candidate builds in a call (EvalSettings)
+    trace_call: str = "auto"     # "first", "warm", or "auto": warm on a GPU, first elsewhere (EvalSettings)
     # the tasks in an order shuffled with this seed (None: the registry's order, category by category); not
     # in the run's configuration: a resumed run may take another order and keeps what it finished
     shuffle_seed: int | None = None
@@ -129,6 +130,15 @@ def probe_device(limits: Limits, op: str = "probe", hw: HardwareProfile | None =
 
 #: compile caches kept per (backend, method), read by their tools when first used in a worker
 PER_METHOD_CACHES = ("TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "CUDA_CACHE_PATH")
+
+
+def trace_call(option: str, device: str) -> str:
+    """``--trace-call``: "auto" traces a warm call on a GPU, where a first call's JIT compile and autotuning run
+    under the profiler at several times their cost while the unit holds the device, and the first call on the
+    CPU, whose interpreter compiles nothing and where one more interpreted call costs seconds."""
+    if option == "auto":
+        return "warm" if device == "cuda" else "first"
+    return option
 
 
 def slug(name: str, limit: int = 80) -> str:
@@ -308,6 +318,7 @@ class Runner:
                          "worker_memory_mb": opt.worker_memory_mb, "untimed_wait": opt.untimed_wait,
                          "transfer": opt.transfer, "memory_hold": opt.memory_hold,
                          "compile_ahead": opt.compile_ahead, "build_hold": opt.build_hold,
+                         "trace_call": trace_call(opt.trace_call, hw.device),
                          "confinement": self.confinement()}
         return self.store.start_run(config_key, config, hw.name, opt.backend, opt.method_name,
                                     environment.machine_info(probe), env, seed, owner=self.owner)
@@ -329,14 +340,15 @@ class Runner:
         store = self._store_path()
         return Path(os.path.abspath(self.opt.log_dir)) if self.opt.log_dir else store.parent / f"{store.stem}-logs"
 
-    def _settings(self, run) -> EvalSettings:
+    def _settings(self, run, device: str) -> EvalSettings:
         # what the workers may not touch: a denied attempt on these is a hack (mkbench.sandbox.denied_hack)
         confine = {"store": str(self._store_path()), "logs": str(self._log_dir())} if self.opt.confine else None
         return EvalSettings(run_seed=run.seed, seeds=self.opt.seeds, timing=self.opt.timing, timed=self.opt.timed,
                             limits=self.opt.limits, time_roles=tuple(self.opt.time_roles),
                             worker_memory_mb=self.opt.worker_memory_mb, confine=confine, transfer=self.opt.transfer,
                             memory_hold=self.opt.memory_hold, compile_ahead=self.opt.compile_ahead,
-                            build_hold=self.opt.build_hold)
+                            build_hold=self.opt.build_hold,
+                            trace_call=trace_call(self.opt.trace_call, device))
 
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1
@@ -414,7 +426,7 @@ class Runner:
                                                   f"{slug(unit.task.name, 40)}__{slug(unit.method, 40)}-{key}")
             return env
 
-        settings = self._settings(run)
+        settings = self._settings(run, hw.device)
         workers = self.opt.workers or os.cpu_count() or 1
         if self.opt.executor == "ray":
             from .ray_executor import RayExecutor

@@ -140,9 +140,16 @@ class WorkerSession:
         reply = self.request(cmd, timeout)  # a step that hangs or dies ends the unit: its seconds are the stage's
         while isinstance(reply, dict) and reply.get("kind") == "host_work" and step_out is not None:
             reply = self._host_work(reply, timeout, step_out, op)
-        self.add(key, time.monotonic() - t - (self.waited - waited))  # less the wait to take the device again
+        seconds = time.monotonic() - t - (self.waited - waited)  # less the wait to take the device again
         if not isinstance(reply, dict) or reply.get("kind") not in ("ran", "failed"):
+            self.add(key, seconds)
             raise Abnormal("error", f"worker error: unexpected answer {str(reply)[:80]}")
+        warm = reply.get("warm_s")  # the untraced call before a traced one (EvalSettings.trace_call) is a run
+        if isinstance(warm, (int, float)) and warm >= 0:
+            warm = min(warm, seconds)  # the worker's clock also ran while it waited to take the device again
+            self.add("run_warm", warm)
+            seconds -= warm
+        self.add(key, seconds)
         self._trace_overhead(reply)
         return reply
 

@@ -51,3 +51,8 @@ class EvalSettings:
     # ("release": a timing phase need not wait for the build; the worker is stopped while one holds the
     # device, see device.PhasedLock.stepped_out)
     build_hold: str = "release"
+    # which call of a (shape, dtype) the correctness trace records: the candidate's "first" in its worker, or,
+    # with "warm", its second, after one untraced call on another seed's inputs of that shape: the trace then
+    # holds what the timer will time, not the first call's JIT compile and autotuning (a KernelBench-X
+    # candidate's autotune traced 118k kernels in 12 s, against a 2.5 ms call: reports/2026-11-28-calls, call 29)
+    trace_call: str = "warm"

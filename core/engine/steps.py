@@ -86,8 +86,13 @@ def correctness(run: UnitRun) -> list[Combo]:
             with shared(run):
                 # the device trace is evidence about a candidate: a baseline is the task's own code
                 trace = k == 0 and not unit.backend.is_baseline
-                ran = w.run({"op": "run", "shape": shape, "dtype": dtype, "seed": seed, "trace": trace},
-                            settings.limits.correctness,
+                cmd = {"op": "run", "shape": shape, "dtype": dtype, "seed": seed, "trace": trace}
+                if trace and settings.trace_call == "warm" and not unit.task.stateful_reference:
+                    # one untraced call first, on another seed's inputs (a candidate that keeps its last
+                    # answer cannot hand it back to the traced call); a stateful reference would be one
+                    # call behind the candidate's state
+                    cmd["warm_seed"] = seed_for(settings.run_seed, "warm", unit.task.name, shape, dtype)
+                ran = w.run(cmd, settings.limits.correctness,
                             step_out=run.device.stepped_out if settings.build_hold == "release" else None)
                 if ran.get("kind") == "failed":
                     status, message = failed_status(run, shape, dtype, ran)
