@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mkbench.engine import device as device_mod
 from mkbench.engine.device import LanePool, Lease, MemoryBudget, PhasedLock
 from mkbench.store import RunOwned, Store
 
@@ -56,6 +57,62 @@ def test_timing_waits_for_every_check_and_checks_wait_for_a_waiting_timer():
         th.join(5)
     order = [f"{k} {n}" for k, n in events]
     assert order == ["start a", "end a", "start timer", "end timer", "start b", "end b"], order
+
+
+def _long_check_and_timer(lock, short_at=(0.35, 0.45)):
+    """A check holding the device 0.6 s, a timer asking at 0.3 s (the check is long by then), short
+    checks arriving after the timer asked: the order things started and ended in."""
+    events = []
+
+    def check(name, hold, at):
+        time.sleep(at)
+        with lock.shared():
+            events.append(f"start {name}")
+            time.sleep(hold)
+            events.append(f"end {name}")
+
+    def timer():
+        time.sleep(0.3)
+        with lock.exclusive():
+            events.append("start timer")
+            events.append("end timer")
+
+    threads = [threading.Thread(target=check, args=("long", 0.6, 0)), threading.Thread(target=timer)]
+    threads += [threading.Thread(target=check, args=(f"s{i}", 0.02, at)) for i, at in enumerate(short_at)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(10)
+    return events
+
+
+def test_a_ready_phase_waits_for_a_long_check_while_other_checks_go_on(monkeypatch):
+    """--timing-defer: a drain would idle every lane while one long check (a first call's autotuning)
+    ends; the phase waits for it instead, short checks starting meanwhile, and opens when it ends."""
+    monkeypatch.setattr(device_mod, "LONG_HOLD_S", 0.1)
+    lock = PhasedLock(batch=1, defer_s=5)
+    events = _long_check_and_timer(lock)
+    assert events == ["start long", "start s0", "end s0", "start s1", "end s1", "end long", "start timer",
+                      "end timer"], events
+    assert lock.phases == 1 and 0.2 < lock.deferred_s < 1.0, lock.deferred_s
+
+
+def test_without_deferring_the_phase_drains_at_once(monkeypatch):
+    monkeypatch.setattr(device_mod, "LONG_HOLD_S", 0.1)
+    lock = PhasedLock(batch=1, defer_s=0)
+    events = _long_check_and_timer(lock)
+    assert events[:4] == ["start long", "end long", "start timer", "end timer"], events
+    assert lock.deferred_s == 0
+
+
+def test_a_phase_defers_for_long_checks_at_most_defer_s(monkeypatch):
+    """Timers never starve: past defer_s the phase opens and drains, and checks arriving then wait."""
+    monkeypatch.setattr(device_mod, "LONG_HOLD_S", 0.1)
+    lock = PhasedLock(batch=1, defer_s=0.1)
+    events = _long_check_and_timer(lock, short_at=(0.33, 0.5))
+    # s0 came while the phase still deferred, s1 after it had opened: s1 waits for the timer
+    assert events.index("end s0") < events.index("end long") < events.index("start timer") < events.index("start s1")
+    assert 0.08 < lock.deferred_s < 0.3, lock.deferred_s
 
 
 def test_a_check_that_steps_out_for_a_build_lets_a_timer_through_and_comes_back_after_it():

@@ -24,6 +24,17 @@ def positive(text: str) -> float:
     return value
 
 
+def non_negative(text: str) -> float:
+    """A finite number of 0 or more (0 turns a wait off)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be 0 or more")
+    return value
+
+
 def fraction(text: str) -> float:
     try:
         value = float(text)

@@ -117,6 +117,10 @@ def add_parser(sub) -> None:
     p.add_argument("--timing-gather", type=check.positive, metavar="S",
                    help="seconds the first unit waiting to be timed waits for --timing-batch units before its "
                         "phase opens anyway (default: 2)")
+    p.add_argument("--timing-defer", type=check.non_negative, metavar="S",
+                   help="seconds a timing phase ready to open may wait for checks that have held the device over "
+                        "2 s (a first call's autotuning) to end, other checks starting meanwhile, before it drains "
+                        "the device (default 30; 0: drain at once)")
     p.add_argument("--memory-share", type=check.between(0.0, 2.0), metavar="F",
                    help="share of each GPU's memory the units' planned footprints may take together (default 0.75; "
                         "above 1 plans on peaks not coinciding: a unit that runs out of memory is run again alone)")
@@ -177,7 +181,8 @@ def run(args) -> int:
         policy=Policy(args.framework_ops, args.framework_threshold),
         workers=args.workers, compile_workers=args.compile_workers, lanes=args.lanes,
         timing_batch=args.timing_batch, gpus=args.gpus,
-        timing_queue=args.timing_queue, timing_gather_s=args.timing_gather, memory_share=args.memory_share,
+        timing_queue=args.timing_queue, timing_gather_s=args.timing_gather, timing_defer_s=args.timing_defer,
+        memory_share=args.memory_share,
         worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache, confine=not args.no_confine, untimed_wait=args.untimed_wait,

@@ -253,17 +253,18 @@ def run_gpu(env: dict[str, Any]) -> dict[str, Any] | None:
 def session_table(env: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """(headers, rows): each recorded session of a run, with its wall time and units, its timing phases
     (how many, seconds the device was held for timing and spent draining the checks in flight: every
-    other lane waits through both), the compile-ahead pool it ran (floor-ceiling, the most at once)
+    other lane waits through both; seconds phases ready to open deferred for long checks, while checks
+    went on), the compile-ahead pool it ran (floor-ceiling, the most at once)
     and its judges' CPU seconds. "-" where a session did not record it (an older mkbench, Ray)."""
-    headers = ["session", "wall s", "units", "timing phases", "held s", "draining s", "compile-ahead pool",
-               "judges' CPU s", "GPU busy", "GPU memory GiB (median / p90)"]
+    headers = ["session", "wall s", "units", "timing phases", "held s", "draining s", "deferred s",
+               "compile-ahead pool", "judges' CPU s", "GPU busy", "GPU memory GiB (median / p90)"]
     rows = []
     for k, sess in enumerate((env.get("engine_clock") or {}).get("sessions") or [], 1):
         timing, pool = sess.get("timing") or {}, sess.get("compile_pool")
         gpus = (sess.get("gpu_busy") or {}).get("gpus") or {}
         busy = busy_text(sess.get("gpu_busy"))
         rows.append([k, sess.get("wall_s", "-"), sess.get("units", "-"), timing.get("phases", "-"),
-                     timing.get("held_s", "-"), timing.get("drain_s", "-"),
+                     timing.get("held_s", "-"), timing.get("drain_s", "-"), timing.get("deferred_s", "-"),
                      f"{pool['floor']}-{pool['ceiling']} (peak {pool['peak']})" if pool else "-",
                      sess.get("judge_cpu_s", "-"), busy.split("busy ", 1)[1] if busy else "-",
                      "; ".join(f"{g['memory_gib_median']:.1f} / {g['memory_gib_p90']:.1f}" for g in gpus.values())

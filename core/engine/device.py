@@ -68,18 +68,30 @@ def default_timing_batch(lanes: int) -> int:
 
 
 DEFAULT_GATHER_S = 2.0  # how long the first unit waiting to be timed waits for others before the phase opens
+#: how long a phase ready to open may wait for the checks that have held the device over ``LONG_HOLD_S``
+#: to end, new checks starting meanwhile (``--timing-defer``; 0: it opens at once and drains them all)
+DEFAULT_DEFER_S = 30.0
+#: a check holding the device longer than this is a long one: a first call's autotuning or build, a
+#: harness's whole test loop (KernelBench-X: 7 to 36 s on an H200, reports/2026-11-28-calls, call 30),
+#: where a check's run and judge take well under a second
+LONG_HOLD_S = 2.0
 
 
 class PhasedLock:
-    """Checks share the device; timing takes it alone, in phases. A timing phase opens when ``batch``
+    """Checks share the device; timing takes it alone, in phases. A timing phase is ready when ``batch``
     units wait to be timed, when no check holds or waits for the device, or ``gather_s`` after the
-    first of them asked; it then drains (no new check starts, those in flight end), the waiting
-    units time one after another, and any unit that asks meanwhile joins the phase. Checks resume
-    when no timer is left. With ``batch`` 1 a timer drains the device at once (a writer-preferring
-    readers-writer lock). Timers never starve: checks cannot start while a phase is open."""
+    first of them asked. It opens once no check in flight has held the device over ``LONG_HOLD_S``, or
+    ``defer_s`` after it was ready: a drain waits for the longest check in flight while no other may
+    start, so one long check (a first call's autotuning, 36 s) would idle every lane. Open, it drains
+    (no new check starts, those in flight end), the waiting units time one after another, and any unit
+    that asks meanwhile joins the phase. Checks resume when no timer is left. With ``batch`` 1 and
+    ``defer_s`` 0 a timer drains the device at once (a writer-preferring readers-writer lock). Timers
+    never starve: a phase waits at most ``defer_s``, and checks cannot start while it is open."""
 
-    def __init__(self, batch: int = 1, gather_s: float = DEFAULT_GATHER_S):
-        self.batch, self.gather_s = max(1, batch), gather_s
+    def __init__(self, batch: int = 1, gather_s: float = DEFAULT_GATHER_S, defer_s: float = DEFAULT_DEFER_S):
+        self.batch, self.gather_s, self.defer_s = max(1, batch), gather_s, max(0.0, defer_s)
+        self._since: dict[int, float] = {}  # each check holding the device (its lane's thread): since when
+        self.deferred_s = 0.0      # seconds phases ready to open waited for long checks
         self._cond = threading.Condition()
         self._readers = 0          # checks holding the device
         self._waiting_readers = 0  # checks asking for it
@@ -102,11 +114,17 @@ class PhasedLock:
                 self._cond.wait()
             self._waiting_readers -= 1
             self._readers += 1
+            self._since[threading.get_ident()] = time.monotonic()
 
     def _leave_shared(self) -> None:
         with self._cond:
             self._readers -= 1
+            self._since.pop(threading.get_ident(), None)
             self._cond.notify_all()
+
+    def _long_check(self, now: float) -> bool:
+        """Whether a check in flight has held the device over LONG_HOLD_S (under the condition's lock)."""
+        return any(now - t > LONG_HOLD_S for t in self._since.values())
 
     @contextmanager
     def shared(self):
@@ -129,6 +147,7 @@ class PhasedLock:
         key = id(freeze) if freeze is not None else None
         with self._cond:
             self._readers -= 1
+            self._since.pop(threading.get_ident(), None)
             if key is not None:
                 self._out[key] = freeze
                 if self._phase:
@@ -171,12 +190,21 @@ class PhasedLock:
         with self._cond:
             self._waiting += 1
             asked = time.monotonic()
+            ready: float | None = None  # when this timer found the phase ready to open
             while not self._phase:
-                left = self.gather_s - (time.monotonic() - asked)
+                now = time.monotonic()
+                left = self.gather_s - (now - asked)
                 if self._waiting >= self.batch or not (self._readers or self._waiting_readers) or left <= 0:
-                    self._open_phase()
-                    self._cond.notify_all()
-                    break
+                    ready = now if ready is None else ready
+                    waited = now - ready
+                    if waited >= self.defer_s or not self._long_check(now):
+                        self.deferred_s += waited
+                        self._open_phase()
+                        self._cond.notify_all()
+                        break
+                    # a long check ends with a notify; a short one may turn long meanwhile: look again
+                    self._cond.wait(timeout=min(self.defer_s - waited, LONG_HOLD_S))
+                    continue
                 self._cond.wait(timeout=left)
             while self._writer or self._readers:
                 self._cond.wait()
@@ -424,14 +452,15 @@ class Device:
     def __init__(self, kind: str, index: int | None, lanes: int, env: dict[str, str],
                  modules: tuple[str, ...] = (), memory_bytes: int | None = None, timing_batch: int | None = None,
                  timing_queue: int | None = None, timing_gather_s: float | None = None,
-                 memory_share: float | None = None):
+                 memory_share: float | None = None, timing_defer_s: float | None = None):
         self.kind, self.index = kind, index
         self.name = kind if index is None else f"{kind}:{index}"
         self.env = dict(env)
         if kind == "cuda" and index is not None:
             self.env["CUDA_VISIBLE_DEVICES"] = str(index)
         self._lock = PhasedLock(timing_batch or default_timing_batch(max(lanes, 1)),
-                                DEFAULT_GATHER_S if timing_gather_s is None else timing_gather_s)
+                                DEFAULT_GATHER_S if timing_gather_s is None else timing_gather_s,
+                                DEFAULT_DEFER_S if timing_defer_s is None else timing_defer_s)
         share = MEMORY_SHARE if memory_share is None else memory_share
         self.memory = MemoryBudget(int(share * memory_bytes) if memory_bytes else None)
         self.lanes = [Lane(self, i, self.env, modules) for i in range(max(lanes, 1))]
@@ -512,7 +541,8 @@ class Device:
     def timing_phases(self) -> dict[str, float]:
         """The timing phases so far: how many, seconds spent draining the checks in flight, seconds held."""
         lock = self._lock
-        return {"phases": lock.phases, "drain_s": round(lock.drain_s, 3), "held_s": round(lock.held_s, 3)}
+        return {"phases": lock.phases, "drain_s": round(lock.drain_s, 3), "held_s": round(lock.held_s, 3),
+                "deferred_s": round(lock.deferred_s, 3)}
 
     def judge_cpu(self) -> float:
         """CPU seconds the lanes' judges have used (:meth:`.judge_client.JudgeClient.cpu`)."""

@@ -29,12 +29,12 @@ class _DeviceActor:
     def __init__(self, kind: str, lanes: int, env: dict, modules: tuple, memory_bytes: int | None, label: str,
                  timing_batch: int | None = None, timing_queue: int | None = None,
                  timing_gather_s: float | None = None, server_env: dict | None = None,
-                 memory_share: float | None = None):
+                 memory_share: float | None = None, timing_defer_s: float | None = None):
         from . import procs
         from .device import Device
         procs.context(modules, {"TRITON_INTERPRET": "1" if kind == "cpu" else "0", **(server_env or {})})
         self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch, timing_queue, timing_gather_s,
-                             memory_share)
+                             memory_share, timing_defer_s)
         self.device.name = label
 
     def evaluate(self, unit: Unit, settings: EvalSettings, log_path, env: dict) -> Observation:
@@ -82,7 +82,7 @@ class RayExecutor:
         actor = ray.remote(num_cpus=1, max_concurrency=lanes + queue + 2, **resources)(_DeviceActor)
         self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}", options.timing_batch,
                                     options.timing_queue, options.timing_gather_s, server_env,
-                                    options.memory_share) for i in range(count)]
+                                    options.memory_share, options.timing_defer_s) for i in range(count)]
         self.load = [0] * count
         self._actor_of: dict = {}
         self._states: list[str] = []

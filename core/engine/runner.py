@@ -64,6 +64,7 @@ class RunOptions:
     timing_batch: int | None = None  # units per exclusive timing phase (default: device.default_timing_batch)
     timing_queue: int | None = None  # units waiting to be timed without a lane (default: device.default_timing_queue)
     timing_gather_s: float | None = None  # a timing phase's gathering time (default: device.DEFAULT_GATHER_S)
+    timing_defer_s: float | None = None   # how long a ready phase waits for long checks (device.DEFAULT_DEFER_S)
     memory_share: float | None = None  # of a GPU's memory the units' plans may take (default: device.MEMORY_SHARE)
     gpus: str = "0"              # "all" or "0,1,..."
     worker_memory_mb: int | None = None  # RLIMIT_DATA of each candidate worker (None: no cap)
@@ -313,6 +314,7 @@ class Runner:
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
         env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "timing_batch": opt.timing_batch,
                          "timing_queue": opt.timing_queue, "timing_gather_s": opt.timing_gather_s,
+                         "timing_defer_s": opt.timing_defer_s,
                          "memory_share": opt.memory_share,
                          "gpus": opt.gpus, "workers": opt.workers, "compile_workers": opt.compile_workers,
                          "worker_memory_mb": opt.worker_memory_mb, "untimed_wait": opt.untimed_wait,
@@ -354,7 +356,8 @@ class Runner:
         cores = os.cpu_count() or 1
         if hw.device != "cuda":
             return [Device(hw.device, None, self.opt.lanes or cores, {}, modules, timing_batch=self.opt.timing_batch,
-                           timing_queue=self.opt.timing_queue, timing_gather_s=self.opt.timing_gather_s)]
+                           timing_queue=self.opt.timing_queue, timing_gather_s=self.opt.timing_gather_s,
+                           timing_defer_s=self.opt.timing_defer_s)]
         count = int(probe.get("device_count") or 1)
         if self.opt.gpus == "all":
             indices = list(range(count))
@@ -369,7 +372,8 @@ class Runner:
                               "(CUDA starts queue host-wide; --lanes N per GPU to change)")
         env = {"TRITON_INTERPRET": "0", UNTIMED_WAIT_ENV: self.opt.untimed_wait}
         return [Device("cuda", i, lanes, env, modules, probe.get("memory_bytes"), self.opt.timing_batch,
-                       self.opt.timing_queue, self.opt.timing_gather_s, self.opt.memory_share) for i in indices]
+                       self.opt.timing_queue, self.opt.timing_gather_s, self.opt.memory_share,
+                       self.opt.timing_defer_s) for i in indices]
 
     def _jit_cache_env(self) -> dict[str, str]:
         """Where the JIT toolchains cache compiled artifacts, beside the store: keyed by source,
