@@ -4,6 +4,8 @@ of inside the first traced call, while the device is held; a build the compiler 
 again at once in the evaluated worker, with the same message. CPU-only: torch's load_inline and the
 extension's kernels are stand-ins here; the same paths run on a GPU."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from mkbench.backends.cuda import runtime
@@ -157,6 +159,7 @@ def test_the_cuda_backend_compiles_ahead_on_a_gpu_only_and_only_when_asked():
 
     class Unit:
         source, compile_only, hw = "x.py", False, reg.hardware["h100"]
+        task = SimpleNamespace(harness_in_call=False)
     Unit.backend = backend
     assert compile_ahead.where(Unit) is None and compile_ahead.where(Unit, "lane") == "lane"
     to, cuda = torch.nn.Module.to, torch.nn.Module.cuda

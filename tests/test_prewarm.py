@@ -5,6 +5,7 @@ import json
 import os
 import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -230,3 +231,16 @@ def test_a_build_inside_a_call_steps_out_of_the_device_hold_only_when_asked(tmp_
     else:
         assert "host_work" not in steps and steps["run_traced"] >= 0.3, steps
     assert engine["build_hold"] == hold
+
+
+@pytest.mark.parametrize("harness_in_call, where", [(False, "pool"), (True, None)])
+def test_a_harness_run_inside_the_call_is_not_compiled_ahead(harness_in_call, where):
+    """A KernelBench-X harness reads its seed from the inputs (``seed.item()``): on shape-only inputs the
+    compile-ahead call can only fail, so its unit is not queued for one."""
+    from mkbench.engine import compile_ahead
+    from mkbench.plugins import build_registry
+    reg = build_registry()
+    unit = SimpleNamespace(backend=reg.backend("triton"), source="x.py", compile_only=None, hw=reg.hardware["h100"],
+                           task=SimpleNamespace(harness_in_call=harness_in_call))
+    assert compile_ahead.where(unit) == where
+

@@ -106,8 +106,11 @@ class Gate:
 
 
 def wanted(unit) -> bool:
-    """Whether a unit has anything to compile ahead."""
-    return not (unit.backend.is_baseline or unit.source is None or unit.compile_only
+    """Whether a unit has anything to compile ahead. Not a task whose harness runs inside the call: it
+    reads its seed from the inputs (KernelBench-X: ``seed.item()``), which shape-only inputs cannot give.
+    On an H200 every one of the 64 GEAK candidates' compile-ahead calls failed so, each for a throwaway
+    worker's start (2.8 s) after its unit had queued 11-17 s for one (reports/2026-11-28-calls, call 29)."""
+    return not (unit.backend.is_baseline or unit.source is None or unit.compile_only or unit.task.harness_in_call
                 or unit.backend.prewarm(unit.hw) is None)
 
 
