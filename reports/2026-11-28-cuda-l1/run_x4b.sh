@@ -40,7 +40,7 @@
 # in an equal share of the call (carry .bench/x4/tasks, .bench/x4/sol-h20, .bench/x4/sol-l40, .bench/x4/sol-3090):
 #   SPLIT=1 ADOPT=1 STORE=reports/2026-11-28-cuda-l1/call9-x2-h200/sets/cudal1.sqlite RUNS="sol-h20:cuda-l1-h20 \
 #     sol-l40:cuda-l1-l40 sol-3090:cuda-l1-3090" DEADLINE=540 bash reports/2026-11-28-cuda-l1/run_x4b.sh
-# LANES=N: lanes per GPU (mkbench run --lanes; default 12 on a 16-core H100 host). CUDA-L1 held its 12 lanes 87-90%
+# EXTRA="...": more mkbench run options (e.g. --trace-call first). LANES=N: lanes per GPU (mkbench run --lanes; default 12 on a 16-core H100 host). CUDA-L1 held its 12 lanes 87-90%
 # busy with the GPU 9% and the host 51% busy (call 17): its lane time is mostly nvcc, so more lanes may pay.
 # SHUFFLE=SEED: each run's tasks in a seeded random order (mkbench run --shuffle-tasks), so that a run stopped at
 # its share holds a sample of every category rather than its first tasks (calls 14-15 sampled the first ones).
@@ -74,7 +74,7 @@ for r in $runs; do
   [ "$left" -lt 30 ] && { echo "$method: not started, $left s left" | tee -a "$out/runs.log"; continue; }
   start=$(date +%s)
   timeout -s TERM "$left" python3 -m mkbench run --backend cuda --hw auto --tasks-dir "$tasks" \
-    --solutions "$x4/$sol" --method "$method" ${TASKS:+--task "$TASKS"} --baselines "${BASELINES:-eager}" --time-role large --gpus all ${SHUFFLE:+--shuffle-tasks "$SHUFFLE"} ${LANES:+--lanes "$LANES"} \
+    --solutions "$x4/$sol" --method "$method" ${TASKS:+--task "$TASKS"} --baselines "${BASELINES:-eager}" --time-role large --gpus all ${SHUFFLE:+--shuffle-tasks "$SHUFFLE"} ${LANES:+--lanes "$LANES"} ${EXTRA:-} \
     --store "$store" --resume ${ADOPT:+--adopt-store} --no-progress >> "$out/runs.log" 2>&1
   echo "$method: exit $?, $(( $(date +%s) - start )) s" | tee -a "$out/runs.log"
 done
