@@ -59,9 +59,9 @@ def test_timing_waits_for_every_check_and_checks_wait_for_a_waiting_timer():
     assert order == ["start a", "end a", "start timer", "end timer", "start b", "end b"], order
 
 
-def _long_check_and_timer(lock, short_at=(0.35, 0.45)):
-    """A check holding the device 0.6 s, a timer asking at 0.3 s (the check is long by then), short
-    checks arriving after the timer asked: the order things started and ended in."""
+def _long_check_and_timer(lock, short_at=(0.35, 0.45), timer_at=0.3):
+    """A check holding the device 0.6 s, a timer asking at ``timer_at`` (0.3 s: the check is long by
+    then), short checks arriving after the timer asked: the order things started and ended in."""
     events = []
 
     def check(name, hold, at):
@@ -72,7 +72,7 @@ def _long_check_and_timer(lock, short_at=(0.35, 0.45)):
             events.append(f"end {name}")
 
     def timer():
-        time.sleep(0.3)
+        time.sleep(timer_at)
         with lock.exclusive():
             events.append("start timer")
             events.append("end timer")
@@ -95,6 +95,44 @@ def test_a_ready_phase_waits_for_a_long_check_while_other_checks_go_on(monkeypat
     assert events == ["start long", "start s0", "end s0", "start s1", "end s1", "end long", "start timer",
                       "end timer"], events
     assert lock.phases == 1 and 0.2 < lock.deferred_s < 1.0, lock.deferred_s
+
+
+def test_a_draining_phase_is_given_back_when_a_check_it_waits_for_turns_long(monkeypatch):
+    """The check was young when the phase opened (a first call that goes on to autotune for seconds):
+    once it turns long the phase, still draining, is given back, short checks start again, and it
+    opens when the long check ends."""
+    monkeypatch.setattr(device_mod, "LONG_HOLD_S", 0.1)
+    lock = PhasedLock(batch=1, defer_s=5)
+    events = _long_check_and_timer(lock, short_at=(0.2, 0.3), timer_at=0.03)
+    assert events == ["start long", "start s0", "end s0", "start s1", "end s1", "end long", "start timer",
+                      "end timer"], events
+    assert lock.withdrawn == 1 and lock.phases == 1, (lock.withdrawn, lock.phases)
+
+
+def test_two_timers_of_a_phase_given_back_both_time_after_the_long_check(monkeypatch):
+    monkeypatch.setattr(device_mod, "LONG_HOLD_S", 0.1)
+    lock, events = PhasedLock(batch=2, defer_s=5), []
+
+    def timer(name, at):
+        time.sleep(at)
+        with lock.exclusive():
+            events.append(name)
+
+    def check(name, hold, at):
+        time.sleep(at)
+        with lock.shared():
+            time.sleep(hold)
+            events.append(name)
+
+    threads = [threading.Thread(target=check, args=("long", 0.5, 0)),
+               threading.Thread(target=timer, args=("t0", 0.02)), threading.Thread(target=timer, args=("t1", 0.04)),
+               threading.Thread(target=check, args=("short", 0.02, 0.25))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(10)
+    assert events[:2] == ["short", "long"] and sorted(events[2:]) == ["t0", "t1"], events
+    assert lock.phases == 1, lock.phases
 
 
 def test_without_deferring_the_phase_drains_at_once(monkeypatch):

@@ -68,9 +68,11 @@ def default_timing_batch(lanes: int) -> int:
 
 
 DEFAULT_GATHER_S = 2.0  # how long the first unit waiting to be timed waits for others before the phase opens
-#: how long a phase ready to open may wait for the checks that have held the device over ``LONG_HOLD_S``
-#: to end, new checks starting meanwhile (``--timing-defer``; 0: it opens at once and drains them all)
-DEFAULT_DEFER_S = 30.0
+#: how long a phase ready to open may defer for the checks that have held the device over ``LONG_HOLD_S``,
+#: new checks starting meanwhile (``--timing-defer``; 0: it opens at once and drains them all). Off: in
+#: its first form (no give-back) it deferred 0.4 s in a whole KernelBench-X run, with no effect on speed
+#: (reports/2026-11-28-calls, call 31); the give-back is not measured yet
+DEFAULT_DEFER_S = 0.0
 #: a check holding the device longer than this is a long one: a first call's autotuning or build, a
 #: harness's whole test loop (KernelBench-X: 7 to 36 s on an H200, reports/2026-11-28-calls, call 30),
 #: where a check's run and judge take well under a second
@@ -80,18 +82,25 @@ LONG_HOLD_S = 2.0
 class PhasedLock:
     """Checks share the device; timing takes it alone, in phases. A timing phase is ready when ``batch``
     units wait to be timed, when no check holds or waits for the device, or ``gather_s`` after the
-    first of them asked. It opens once no check in flight has held the device over ``LONG_HOLD_S``, or
-    ``defer_s`` after it was ready: a drain waits for the longest check in flight while no other may
-    start, so one long check (a first call's autotuning, 36 s) would idle every lane. Open, it drains
-    (no new check starts, those in flight end), the waiting units time one after another, and any unit
-    that asks meanwhile joins the phase. Checks resume when no timer is left. With ``batch`` 1 and
-    ``defer_s`` 0 a timer drains the device at once (a writer-preferring readers-writer lock). Timers
-    never starve: a phase waits at most ``defer_s``, and checks cannot start while it is open."""
+    first of them asked. Open, it drains (no new check starts, those in flight end), the waiting units
+    time one after another, and any unit that asks meanwhile joins the phase. Checks resume when no
+    timer is left. With ``batch`` 1 a timer drains the device at once (a writer-preferring
+    readers-writer lock).
+
+    With ``defer_s`` (``--timing-defer``; 0, the default, turns it off), a phase defers for long
+    checks: a drain waits for the longest check in flight while no other may start, so one long check
+    (a first call's autotuning, 7-36 s) would idle every lane. A ready phase opens only once no check in
+    flight has held the device over ``LONG_HOLD_S``, and an open one that is still draining is given
+    back when a check it waits for turns long (checks start again), both until ``defer_s`` after it was
+    first ready. Timers never starve: after ``defer_s`` the phase opens and drains whatever runs."""
 
     def __init__(self, batch: int = 1, gather_s: float = DEFAULT_GATHER_S, defer_s: float = DEFAULT_DEFER_S):
         self.batch, self.gather_s, self.defer_s = max(1, batch), gather_s, max(0.0, defer_s)
         self._since: dict[int, float] = {}  # each check holding the device (its lane's thread): since when
-        self.deferred_s = 0.0      # seconds phases ready to open waited for long checks
+        self.deferred_s = 0.0      # seconds phases ready to open waited for long checks, checks going on
+        self.withdrawn = 0         # phases given back while draining, for a check that turned long
+        self._ready_at: float | None = None  # when the phase to come was first ready (its defer_s runs from here)
+        self._defer_mark = 0.0     # since when it has been deferring (its readiness, or its last give-back)
         self._cond = threading.Condition()
         self._readers = 0          # checks holding the device
         self._waiting_readers = 0  # checks asking for it
@@ -185,35 +194,67 @@ class PhasedLock:
             if key in self._out:
                 self._freeze(key, False)
 
+    def _until_open(self, asked: float) -> None:
+        """Under the condition's lock: wait until a timing phase is open, opening it when it is ready
+        (gathered) and no check in flight is long, or ``defer_s`` after it first was ready."""
+        while not self._phase:
+            now = time.monotonic()
+            left = self.gather_s - (now - asked)
+            if self._waiting >= self.batch or not (self._readers or self._waiting_readers) or left <= 0:
+                if self._ready_at is None:
+                    self._ready_at = self._defer_mark = now
+                waited = now - self._ready_at
+                if waited >= self.defer_s or not self._long_check(now):
+                    self.deferred_s += now - self._defer_mark
+                    self._open_phase()
+                    self._cond.notify_all()
+                    return
+                # a long check ends with a notify; a short one may turn long meanwhile: look again
+                self._cond.wait(timeout=min(self.defer_s - waited, LONG_HOLD_S))
+                continue
+            self._cond.wait(timeout=left)
+
+    def _drained(self) -> bool:
+        """Under the condition's lock, a phase open: wait until no timer or check holds the device (True).
+        False where the phase was given back instead: a check it drained for turned long before the
+        phase's first timer held the device, and ``defer_s`` since the phase was ready has not passed;
+        every lane would idle for that check, so checks start again meanwhile (:meth:`_until_open`)."""
+        while self._writer or self._readers:
+            if not self._phase:  # given back by another timer of the phase: wait for the next one
+                return False
+            if not self.defer_s:
+                self._cond.wait()
+                continue
+            now = time.monotonic()
+            if (self._opened is not None and self._ready_at is not None
+                    and now - self._ready_at < self.defer_s and self._long_check(now)):
+                self.drain_s += now - self._opened  # the lanes waited for it all the same
+                self._opened = None
+                self.phases -= 1
+                self.withdrawn += 1
+                self._defer_mark = now
+                self._close_phase()
+                self._cond.notify_all()
+                return False
+            self._cond.wait(timeout=LONG_HOLD_S / 4)
+        return self._phase
+
     @contextmanager
     def exclusive(self):
         with self._cond:
             self._waiting += 1
             asked = time.monotonic()
-            ready: float | None = None  # when this timer found the phase ready to open
-            while not self._phase:
-                now = time.monotonic()
-                left = self.gather_s - (now - asked)
-                if self._waiting >= self.batch or not (self._readers or self._waiting_readers) or left <= 0:
-                    ready = now if ready is None else ready
-                    waited = now - ready
-                    if waited >= self.defer_s or not self._long_check(now):
-                        self.deferred_s += waited
-                        self._open_phase()
-                        self._cond.notify_all()
-                        break
-                    # a long check ends with a notify; a short one may turn long meanwhile: look again
-                    self._cond.wait(timeout=min(self.defer_s - waited, LONG_HOLD_S))
-                    continue
-                self._cond.wait(timeout=left)
-            while self._writer or self._readers:
-                self._cond.wait()
+            while True:
+                self._until_open(asked)
+                if self._drained():
+                    break
             self._waiting -= 1
             self._writer = True
             took = time.monotonic()
             if self._opened is not None:  # the phase's first timer: the checks in flight have drained
                 self.drain_s += took - self._opened
                 self._opened = None
+                self._ready_at = None
         try:
             yield
         finally:
@@ -542,7 +583,7 @@ class Device:
         """The timing phases so far: how many, seconds spent draining the checks in flight, seconds held."""
         lock = self._lock
         return {"phases": lock.phases, "drain_s": round(lock.drain_s, 3), "held_s": round(lock.held_s, 3),
-                "deferred_s": round(lock.deferred_s, 3)}
+                "deferred_s": round(lock.deferred_s, 3), "withdrawn": lock.withdrawn}
 
     def judge_cpu(self) -> float:
         """CPU seconds the lanes' judges have used (:meth:`.judge_client.JudgeClient.cpu`)."""

@@ -40,7 +40,8 @@ class LocalExecutor:
     def timing_phases(self) -> dict[str, float]:
         """Every device's timing phases together (see device.Device.timing_phases)."""
         every = [d.timing_phases() for d in self.devices]
-        return {k: round(sum(p.get(k, 0) for p in every), 3) for k in ("phases", "drain_s", "held_s", "deferred_s")}
+        keys = ("phases", "drain_s", "held_s", "deferred_s", "withdrawn")
+        return {k: round(sum(p.get(k, 0) for p in every), 3) for k in keys}
 
     def compile_pool(self) -> dict[str, int]:
         """The compile-ahead pool's floor, ceiling and the most workers it ran at once."""
