@@ -107,7 +107,7 @@ class PhasedLock:
         self._writer = False       # a timer holding it
         self._waiting = 0          # timers asking for it
         self._phase = False        # a timing phase is open: no check may start
-        self.phases = 0            # timing phases opened (drains), for the engine's bookkeeping
+        self.phases = 0            # timing phases whose first timer held the device (one drain each)
         self.drain_s = 0.0         # seconds from a phase's opening to its first timer holding the device
         self.held_s = 0.0          # seconds timers held the device
         self._opened: float | None = None
@@ -183,7 +183,6 @@ class PhasedLock:
 
     def _open_phase(self) -> None:
         self._phase = True
-        self.phases += 1
         self._opened = time.monotonic()
         for key in list(self._out):
             self._freeze(key, True)
@@ -230,7 +229,6 @@ class PhasedLock:
                     and now - self._ready_at < self.defer_s and self._long_check(now)):
                 self.drain_s += now - self._opened  # the lanes waited for it all the same
                 self._opened = None
-                self.phases -= 1
                 self.withdrawn += 1
                 self._defer_mark = now
                 self._close_phase()
@@ -252,6 +250,7 @@ class PhasedLock:
             self._writer = True
             took = time.monotonic()
             if self._opened is not None:  # the phase's first timer: the checks in flight have drained
+                self.phases += 1
                 self.drain_s += took - self._opened
                 self._opened = None
                 self._ready_at = None
