@@ -123,8 +123,10 @@ def test_a_task_without_resident_bytes_keeps_its_footprint():
 
 def test_the_memory_share_sets_the_budget_and_refuses_nonsense(cli, tmp_path):
     from mkbench.engine.device import Device
+    from mkbench.engine.settings import Sharing
     assert Device("cuda", None, 1, {}, memory_bytes=100 * GiB).memory.capacity == int(MEMORY_SHARE * 100 * GiB)
-    assert Device("cuda", None, 1, {}, memory_bytes=100 * GiB, memory_share=1.2).memory.capacity == int(1.2 * 100 * GiB)
+    shared = Device("cuda", None, 1, {}, memory_bytes=100 * GiB, sharing=Sharing(memory_share=1.2))
+    assert shared.memory.capacity == int(1.2 * 100 * GiB)
     store = tmp_path / "s.sqlite"
     for bad in ("0", "2.5", "x"):
         code, out, err = cli("run", "--task", "gelu", "--memory-share", bad, "--store", store, "--no-progress")

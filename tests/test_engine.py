@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mkbench.engine import device as device_mod
-from mkbench.engine.device import LanePool, Lease, MemoryBudget, PhasedLock
+from mkbench.engine.device import Device, LanePool, Lease, MemoryBudget, PhasedLock
 from mkbench.store import RunOwned, Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -554,12 +554,29 @@ def test_ray_executor_on_a_local_instance(tmp_path, cli):
     try:
         local, distributed = tmp_path / "local.sqlite", tmp_path / "ray.sqlite"
         _run(cli, local, "--seed", "3", "--lanes", "2")
-        _run(cli, distributed, "--seed", "3", "--lanes", "2", "--executor", "ray")
+        _run(cli, distributed, "--seed", "3", "--lanes", "2", "--executor", "ray", "--timing-defer", "3",
+             "--timing-queue", "1")
         assert _verdicts(local) == _verdicts(distributed)
         run = Store(distributed).runs()[0]
         assert run.env["engine"]["executor"] == "ray" and run.status == "finished"
+        assert run.env["engine"]["timing_defer_s"] == 3 and run.env["engine"]["timing_queue"] == 1
     finally:
         ray.shutdown()
+
+
+def test_a_device_takes_its_sharing_settings_or_its_defaults():
+    from mkbench.engine.device import DEFAULT_DEFER_S, DEFAULT_GATHER_S, default_timing_batch
+    from mkbench.engine.settings import Sharing
+    given = Device("cpu", None, 4, {}, sharing=Sharing(timing_batch=3, timing_queue=-2, timing_gather_s=0.5,
+                                                      timing_defer_s=7.0))
+    assert (given._lock.batch, given._lock.gather_s, given._lock.defer_s) == (3, 0.5, 7.0)
+    assert given.timing_queue == 0 and given.slots == 4  # a negative queue is none
+    default = Device("cpu", None, 4, {})
+    assert (default._lock.batch, default._lock.gather_s, default._lock.defer_s) == \
+        (default_timing_batch(4), DEFAULT_GATHER_S, DEFAULT_DEFER_S)
+    assert default.timing_queue == 4 and default.slots == 8
+    for d in (given, default):
+        d.close(kill=True)
 
 
 def test_memory_budget_serves_a_large_unit_before_smaller_ones_that_asked_later():

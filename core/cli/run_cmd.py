@@ -9,6 +9,7 @@ from pathlib import Path
 from ..engine import compile_ahead
 from ..engine.lane import Limits
 from ..engine.runner import Runner, RunOptions
+from ..engine.settings import Sharing
 from ..errors import BadInput
 from ..exporter import write_json
 from ..integrity import DEFAULT_FRAMEWORK_THRESHOLD, FRAMEWORK_POLICIES, Policy
@@ -181,9 +182,10 @@ def run(args) -> int:
         resume=args.resume, timed=not args.no_timing,
         policy=Policy(args.framework_ops, args.framework_threshold),
         workers=args.workers, compile_workers=args.compile_workers, lanes=args.lanes,
-        timing_batch=args.timing_batch, gpus=args.gpus,
-        timing_queue=args.timing_queue, timing_gather_s=args.timing_gather, timing_defer_s=args.timing_defer,
-        memory_share=args.memory_share,
+        gpus=args.gpus,
+        sharing=Sharing(timing_batch=args.timing_batch, timing_queue=args.timing_queue,
+                        timing_gather_s=args.timing_gather, timing_defer_s=args.timing_defer,
+                        memory_share=args.memory_share),
         worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache, confine=not args.no_confine, untimed_wait=args.untimed_wait,

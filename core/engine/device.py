@@ -27,6 +27,7 @@ from ..transfer import AREA_GROWTH
 from . import compile_ahead
 from .lane import EvalSettings, Lane
 from .observation import AbnormalEnd, Observation
+from .settings import Sharing
 
 MEMORY_SHARE = 0.75        # of the device's memory that lanes may plan to use together (the rest: CUDA contexts)
 # The factors are set by the allocators' peaks of the README main job's first 145 s on one H100
@@ -272,6 +273,16 @@ def default_timing_queue(lanes: int) -> int:
     return lanes
 
 
+def timing_queue(sharing: Sharing, lanes: int) -> int:
+    """The units a device of ``lanes`` lanes lets wait for timing without a lane (``--timing-queue``,
+    or :func:`default_timing_queue`): with its lanes, the units it has in flight at once."""
+    return default_timing_queue(lanes) if sharing.timing_queue is None else max(sharing.timing_queue, 0)
+
+
+def _given(value, default):
+    return default if value is None else value
+
+
 class LanePool:
     """The device's free lanes. A unit coming back from its timing hold is served before a unit
     that has not started: it holds a worker and memory, and it ends sooner. Units not started are
@@ -490,21 +501,19 @@ def first_stage(unit, transfer: str = "area") -> list | None:
 
 class Device:
     def __init__(self, kind: str, index: int | None, lanes: int, env: dict[str, str],
-                 modules: tuple[str, ...] = (), memory_bytes: int | None = None, timing_batch: int | None = None,
-                 timing_queue: int | None = None, timing_gather_s: float | None = None,
-                 memory_share: float | None = None, timing_defer_s: float | None = None):
+                 modules: tuple[str, ...] = (), memory_bytes: int | None = None, sharing: Sharing = Sharing()):
         self.kind, self.index = kind, index
         self.name = kind if index is None else f"{kind}:{index}"
         self.env = dict(env)
         if kind == "cuda" and index is not None:
             self.env["CUDA_VISIBLE_DEVICES"] = str(index)
-        self._lock = PhasedLock(timing_batch or default_timing_batch(max(lanes, 1)),
-                                DEFAULT_GATHER_S if timing_gather_s is None else timing_gather_s,
-                                DEFAULT_DEFER_S if timing_defer_s is None else timing_defer_s)
-        share = MEMORY_SHARE if memory_share is None else memory_share
+        self._lock = PhasedLock(sharing.timing_batch or default_timing_batch(max(lanes, 1)),
+                                _given(sharing.timing_gather_s, DEFAULT_GATHER_S),
+                                _given(sharing.timing_defer_s, DEFAULT_DEFER_S))
+        share = _given(sharing.memory_share, MEMORY_SHARE)
         self.memory = MemoryBudget(int(share * memory_bytes) if memory_bytes else None)
         self.lanes = [Lane(self, i, self.env, modules) for i in range(max(lanes, 1))]
-        self.timing_queue = default_timing_queue(len(self.lanes)) if timing_queue is None else max(timing_queue, 0)
+        self.timing_queue = timing_queue(sharing, len(self.lanes))
         self.slots = len(self.lanes) + self.timing_queue  # units in flight at once
         self._pool = LanePool(self.lanes)
         self._parked: set = set()  # workers of units waiting for (or taking) their timing hold, laneless

@@ -22,19 +22,16 @@ from typing import Iterable, Iterator
 from .observation import Observation
 from .plan import Unit
 from .prepare import apply, prepare
-from .settings import EvalSettings
+from .settings import EvalSettings, Sharing
 
 
 class _DeviceActor:
     def __init__(self, kind: str, lanes: int, env: dict, modules: tuple, memory_bytes: int | None, label: str,
-                 timing_batch: int | None = None, timing_queue: int | None = None,
-                 timing_gather_s: float | None = None, server_env: dict | None = None,
-                 memory_share: float | None = None, timing_defer_s: float | None = None):
+                 sharing: Sharing = Sharing(), server_env: dict | None = None):
         from . import procs
         from .device import Device
         procs.context(modules, {"TRITON_INTERPRET": "1" if kind == "cpu" else "0", **(server_env or {})})
-        self.device = Device(kind, None, lanes, env, modules, memory_bytes, timing_batch, timing_queue, timing_gather_s,
-                             memory_share, timing_defer_s)
+        self.device = Device(kind, None, lanes, env, modules, memory_bytes, sharing)
         self.device.name = label
 
     def evaluate(self, unit: Unit, settings: EvalSettings, log_path, env: dict) -> Observation:
@@ -76,13 +73,12 @@ class RayExecutor:
         else:
             count, lanes, kind, env, memory = 1, options.lanes or os.cpu_count() or 1, hw.device, {}, None
             resources = {}
-        from .device import default_timing_queue
-        queue = default_timing_queue(lanes) if options.timing_queue is None else options.timing_queue
+        from .device import timing_queue
+        queue = timing_queue(options.sharing, lanes)
         # a call per unit in flight (its lanes' and those waiting to be timed without one), and the state calls
         actor = ray.remote(num_cpus=1, max_concurrency=lanes + queue + 2, **resources)(_DeviceActor)
-        self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}", options.timing_batch,
-                                    options.timing_queue, options.timing_gather_s, server_env,
-                                    options.memory_share, options.timing_defer_s) for i in range(count)]
+        self.actors = [actor.remote(kind, lanes, env, modules, memory, f"ray-{kind}:{i}", options.sharing, server_env)
+                       for i in range(count)]
         self.load = [0] * count
         self._actor_of: dict = {}
         self._states: list[str] = []

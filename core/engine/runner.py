@@ -33,6 +33,7 @@ from .gpu_busy import GpuBusy
 from .lane import EvalSettings, Limits
 from .plan import Planner, Unit
 from .rows import rows_for, skipped_rows
+from .settings import Sharing
 
 HEARTBEAT_S = 5.0
 
@@ -61,11 +62,7 @@ class RunOptions:
     workers: int | None = None   # CPU prepare pool (default: the cores)
     compile_workers: int | None = None  # compile-ahead pool (default: compile_ahead.default_workers(workers))
     lanes: int | None = None     # lanes per device (default: device.default_lanes on a GPU, the cores on a CPU)
-    timing_batch: int | None = None  # units per exclusive timing phase (default: device.default_timing_batch)
-    timing_queue: int | None = None  # units waiting to be timed without a lane (default: device.default_timing_queue)
-    timing_gather_s: float | None = None  # a timing phase's gathering time (default: device.DEFAULT_GATHER_S)
-    timing_defer_s: float | None = None   # how long a ready phase waits for long checks (device.DEFAULT_DEFER_S)
-    memory_share: float | None = None  # of a GPU's memory the units' plans may take (default: device.MEMORY_SHARE)
+    sharing: Sharing = field(default_factory=Sharing)  # timing phases and memory budget of each device
     gpus: str = "0"              # "all" or "0,1,..."
     worker_memory_mb: int | None = None  # RLIMIT_DATA of each candidate worker (None: no cap)
     executor: str = "local"      # or "ray"
@@ -312,10 +309,7 @@ class Runner:
         if hw.device == "cuda" and opt.timed:
             env["launch_overhead_us"] = probe_device(opt.limits, "overhead", hw, {"TRITON_INTERPRET": "0"})
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
-        env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, "timing_batch": opt.timing_batch,
-                         "timing_queue": opt.timing_queue, "timing_gather_s": opt.timing_gather_s,
-                         "timing_defer_s": opt.timing_defer_s,
-                         "memory_share": opt.memory_share,
+        env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, **asdict(opt.sharing),
                          "gpus": opt.gpus, "workers": opt.workers, "compile_workers": opt.compile_workers,
                          "worker_memory_mb": opt.worker_memory_mb, "untimed_wait": opt.untimed_wait,
                          "transfer": opt.transfer, "memory_hold": opt.memory_hold,
@@ -355,9 +349,7 @@ class Runner:
     def _devices(self, hw: HardwareProfile, probe: dict, modules) -> list[Device]:
         cores = os.cpu_count() or 1
         if hw.device != "cuda":
-            return [Device(hw.device, None, self.opt.lanes or cores, {}, modules, timing_batch=self.opt.timing_batch,
-                           timing_queue=self.opt.timing_queue, timing_gather_s=self.opt.timing_gather_s,
-                           timing_defer_s=self.opt.timing_defer_s)]
+            return [Device(hw.device, None, self.opt.lanes or cores, {}, modules, sharing=self.opt.sharing)]
         count = int(probe.get("device_count") or 1)
         if self.opt.gpus == "all":
             indices = list(range(count))
@@ -371,9 +363,7 @@ class Runner:
             self.progress.log(f"{len(indices)} GPUs, {lanes} lanes each: the host's {HOST_LANES} lanes shared "
                               "(CUDA starts queue host-wide; --lanes N per GPU to change)")
         env = {"TRITON_INTERPRET": "0", UNTIMED_WAIT_ENV: self.opt.untimed_wait}
-        return [Device("cuda", i, lanes, env, modules, probe.get("memory_bytes"), self.opt.timing_batch,
-                       self.opt.timing_queue, self.opt.timing_gather_s, self.opt.memory_share,
-                       self.opt.timing_defer_s) for i in indices]
+        return [Device("cuda", i, lanes, env, modules, probe.get("memory_bytes"), self.opt.sharing) for i in indices]
 
     def _jit_cache_env(self) -> dict[str, str]:
         """Where the JIT toolchains cache compiled artifacts, beside the store: keyed by source,

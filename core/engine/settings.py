@@ -25,6 +25,21 @@ class Limits:
     unit: float | None = 900.0
 
 
+@dataclass(frozen=True)
+class Sharing:
+    """How a device is shared among the units on it: ``--timing-batch``, ``--timing-queue``,
+    ``--timing-gather``, ``--timing-defer`` (its timing phases, :class:`~.device.PhasedLock`) and
+    ``--memory-share`` (its memory budget). None: the device's default, which may depend on its lanes.
+    One object from the CLI to every device, local or a Ray actor, so a new setting is added here and
+    read where it is used, not threaded through each constructor between."""
+
+    timing_batch: int | None = None       # units per exclusive timing phase (device.default_timing_batch)
+    timing_queue: int | None = None       # units waiting to be timed without a lane (device.default_timing_queue)
+    timing_gather_s: float | None = None  # a timing phase's gathering time (device.DEFAULT_GATHER_S)
+    timing_defer_s: float | None = None   # how long a ready phase waits for long checks (device.DEFAULT_DEFER_S)
+    memory_share: float | None = None     # of a GPU's memory the units' plans may take (device.MEMORY_SHARE)
+
+
 @dataclass
 class EvalSettings:
     run_seed: int
