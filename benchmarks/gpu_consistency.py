@@ -13,8 +13,9 @@ Each run is stopped (SIGTERM, as throughput.py does) past --limit seconds; the s
 Then the stores are compared (--compare-only: only that, over stores an earlier call wrote): every
 (task, method, shape, dtype) row correct and timed (not interpreted) on at least two GPUs gives the
 spread max/min - 1 of its time_median_us across them. Per method and overall: rows compared, median
-and p95 spread, share within 3%, the 5 largest spreads. OUT/summary.json holds them; a Markdown table
-is printed.
+and p95 spread, share within 3%, the 5 largest spreads; and per GPU, from its run's driver samples, its
+SM clock while busy and how often a power or thermal cap slowed it (a spread with a reason). OUT/summary.json
+holds them; a Markdown table is printed.
 """
 
 from __future__ import annotations
@@ -178,6 +179,42 @@ def run_all(gpus: list[str], out: Path, run_args: list[str], limit: float | None
     return results
 
 
+def clocks(out: Path, gpus: list[str]) -> dict[str, dict | None]:
+    """Per GPU, what the driver's samples in its own run's last session say of it (mkbench.engine.gpu_busy):
+    busy %, the median SM clock while busy, the share of busy samples slowed by a power or thermal cap.
+    A GPU that times slower at a lower clock, or capped, is the hardware, not the measurement. None where
+    its store recorded no sample of it (a CPU run, an older mkbench)."""
+    from mkbench.store import Store
+    got: dict[str, dict | None] = {}
+    for gpu in gpus:
+        got[gpu] = None
+        path = out / f"gpu{gpu}.sqlite"
+        if not path.exists():
+            continue
+        store = Store(path)
+        try:
+            runs = store.runs()
+        finally:
+            store.close()
+        sessions = (runs[-1].env.get("engine_clock") or {}).get("sessions") or [] if runs else []
+        sampled = ((sessions[-1].get("gpu_busy") or {}).get("gpus") or {}).get(gpu) if sessions else None
+        if sampled:
+            got[gpu] = {k: sampled.get(k) for k in ("busy_mean", "sm_mhz_busy_median", "slowdown_share")}
+    return got
+
+
+def clock_lines(by_gpu: dict[str, dict | None]) -> str:
+    """One line per GPU for the Markdown table's foot."""
+    def text(c: dict | None) -> str:
+        if not c:
+            return "not sampled"
+        mhz, slowed = c.get("sm_mhz_busy_median"), c.get("slowdown_share")
+        return (f"busy {c['busy_mean']:.0f}%, SM clock while busy {'-' if mhz is None else f'{mhz:.0f} MHz'} "
+                f"(median), slowed by a power or thermal cap in {'-' if slowed is None else f'{100 * slowed:.0f}%'}"
+                " of busy samples")
+    return "\n".join(f"- GPU {g}: {text(c)}" for g, c in by_gpu.items())
+
+
 def load(out: Path, gpus: list[str]) -> dict[str, list[dict]]:
     from mkbench.store import Store
     rows = {}
@@ -234,14 +271,16 @@ def main() -> int:
     rows = load(out, gpus)
     result = compare(rows)
     devices = {g: names.get(g) for g in gpus}
+    by_gpu = clocks(out, gpus)
     summary = {
         "devices": devices, "same_model": len(set(devices.values())) == 1 and None not in devices.values(),
         "mode": "sequential" if a.sequential else "concurrent", "limit_s": a.limit, "run_args": a.run_args,
         **result,
         "runs": [dict(r, rows=len(rows[r["gpu"]]), usable_rows=result["usable_rows_by_gpu"][r["gpu"]]) for r in runs],
+        "clocks": by_gpu,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    table = markdown(result, devices)
+    table = markdown(result, devices) + "\n\nEach GPU during its run (nvidia-smi's samples):\n\n" + clock_lines(by_gpu)
     (out / "summary.md").write_text(table + "\n")
     print(table)
     return 0

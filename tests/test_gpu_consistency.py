@@ -120,6 +120,27 @@ def test_main_compare_only_writes_summary_and_table(stores, monkeypatch, capsys)
     assert "| method eager | 1 | 0.00% | 0.00% | 100.0% |" in table
     assert "| t2 | reference | large | float32 | 10.00% | 100.00 | 110.00 | 105.00 |" in table
     assert "| t3 | reference | large | float32 | 4.00% | 100.00 | 104.00 | - |" in table
+    assert summary["clocks"] == {"0": None, "1": None, "2": None}  # these stores sampled no GPU
+    assert "- GPU 0: not sampled" in table
+
+
+def test_each_gpu_clock_from_its_own_store(tmp_path):
+    def sampled(gpu, mhz, slowed):
+        return {"samples": 9, "busy_mean": 60.0, "sm_mhz_busy_median": mhz, "slowdown_share": slowed}
+    for gpu, mhz, slowed in (("0", 1980.0, 0.0), ("1", 1710.0, 0.4)):
+        # nvidia-smi reports every GPU of the host: the store of GPU 1's run has GPU 0 too, idle
+        busy = {"gpus": {"0": sampled("0", 345.0, None), "1": sampled("1", 345.0, None)}}
+        busy["gpus"][gpu] = sampled(gpu, mhz, slowed)
+        store = Store(tmp_path / f"gpu{gpu}.sqlite")
+        store.start_run("k", {}, "h200", "triton", "reference", {}, {"engine_clock": {"sessions": [
+            {"wall_s": 1.0, "gpu_busy": {"gpus": {}}}, {"wall_s": 2.0, "gpu_busy": busy}]}}, 1)
+        store.close()
+    got = gc.clocks(tmp_path, ["0", "1", "2"])
+    assert got["0"] == {"busy_mean": 60.0, "sm_mhz_busy_median": 1980.0, "slowdown_share": 0.0}
+    assert got["1"]["sm_mhz_busy_median"] == 1710.0 and got["2"] is None  # GPU 2 has no store
+    lines = gc.clock_lines(got)
+    assert "- GPU 1: busy 60%, SM clock while busy 1710 MHz (median), slowed by a power or thermal cap in 40%" in lines
+    assert "- GPU 2: not sampled" in lines
 
 
 def test_concurrent_by_default():

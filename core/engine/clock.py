@@ -257,7 +257,8 @@ def session_table(env: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     went on), the compile-ahead pool it ran (floor-ceiling, the most at once)
     and its judges' CPU seconds. "-" where a session did not record it (an older mkbench, Ray)."""
     headers = ["session", "wall s", "units", "timing phases", "held s", "draining s", "deferred s",
-               "compile-ahead pool", "judges' CPU s", "GPU busy", "GPU memory GiB (median / p90)"]
+               "compile-ahead pool", "judges' CPU s", "GPU busy", "GPU memory GiB (median / p90)",
+               "SM MHz while busy (slowed)"]
     rows = []
     for k, sess in enumerate((env.get("engine_clock") or {}).get("sessions") or [], 1):
         timing, pool = sess.get("timing") or {}, sess.get("compile_pool")
@@ -268,8 +269,20 @@ def session_table(env: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
                      f"{pool['floor']}-{pool['ceiling']} (peak {pool['peak']})" if pool else "-",
                      sess.get("judge_cpu_s", "-"), busy.split("busy ", 1)[1] if busy else "-",
                      "; ".join(f"{g['memory_gib_median']:.1f} / {g['memory_gib_p90']:.1f}" for g in gpus.values())
-                     or "-"])
+                     or "-", clock_text(gpus)])
     return headers, rows
+
+
+def clock_text(gpus: dict[str, dict]) -> str:
+    """Each sampled GPU's median SM clock while busy and the share of its busy samples slowed by a power
+    or thermal cap (:func:`.gpu_busy.summarize`), ``1980 (0%); 1755 (40%)``; "-" where none was sampled."""
+    parts = []
+    for g in gpus.values():
+        mhz, slowed = g.get("sm_mhz_busy_median"), g.get("slowdown_share")
+        if mhz is None and slowed is None:
+            continue
+        parts.append(f"{'-' if mhz is None else f'{mhz:.0f}'} ({'-' if slowed is None else f'{100 * slowed:.0f}%'})")
+    return "; ".join(parts) or "-"
 
 
 def run_wall(env: dict[str, Any]) -> tuple[float | None, int | None, int]:
