@@ -15,7 +15,7 @@
 # where that is under 60 s). PASS=concurrent|sequential|both (default both). Both do not fit one 10-minute
 # call at LIMIT=240: the sequential pass then gets its own call (PASS=sequential: about 100 s per GPU).
 # nvidia-smi clocks, temperatures and throttle reasons are recorded before and after each pass.
-# Not run yet (written 2026-11-28, on a machine without a GPU).
+# Call 35 ran the concurrent pass on 4 H200s (reports/2026-11-28-calls/call35-h200x4); the sequential pass is not run yet.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}
@@ -51,4 +51,11 @@ if [ "$pass" != concurrent ]; then
   fi
 fi
 rm -rf "$out"/*/gpu*-cache
+# a call brings back at most 8 files from $OUT (call 35 lost GPU 3's store and both summaries): one archive
+# per pass, its summary beside it
+for d in concurrent sequential; do
+  [ -d "$out/$d" ] || continue
+  cp "$out/$d/summary.json" "$out/$d-summary.json" 2>/dev/null
+  tar -czf "$out/$d.tgz" -C "$out" "$d" && rm -rf "${out:?}/$d"
+done
 cat "$out"/concurrent.md "$out"/sequential.md 2>/dev/null | head -60
