@@ -572,10 +572,14 @@ def test_a_device_takes_its_sharing_settings_or_its_defaults():
     assert (given._lock.batch, given._lock.gather_s, given._lock.defer_s) == (3, 0.5, 7.0)
     assert given.timing_queue == 0 and given.slots == 4  # a negative queue is none
     default = Device("cpu", None, 4, {})
+    # a phase defers for long checks on a GPU (measured there); on the CPU it drains at once
     assert (default._lock.batch, default._lock.gather_s, default._lock.defer_s) == \
-        (default_timing_batch(4), DEFAULT_GATHER_S, DEFAULT_DEFER_S)
+        (default_timing_batch(4), DEFAULT_GATHER_S, 0.0)
     assert default.timing_queue == 4 and default.slots == 8
-    for d in (given, default):
+    gpu = Device("cuda", None, 4, {})
+    assert gpu._lock.defer_s == DEFAULT_DEFER_S == 30.0
+    assert Device("cuda", None, 4, {}, sharing=Sharing(timing_defer_s=0.0))._lock.defer_s == 0.0
+    for d in (given, default, gpu):
         d.close(kill=True)
 
 

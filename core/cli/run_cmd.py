@@ -122,7 +122,7 @@ def add_parser(sub) -> None:
                    help="seconds a timing phase may defer for checks that have held the device over 2 s (a first "
                         "call's autotuning), other checks starting meanwhile: a ready phase opens once none is in "
                         "flight, and one still draining is given back when a check it waits for turns long "
-                        "(default 0: a ready phase opens and drains at once)")
+                        "(default 30 on a GPU, 0 on the CPU: a ready phase opens and drains at once)")
     p.add_argument("--memory-share", type=check.between(0.0, 2.0), metavar="F",
                    help="share of each GPU's memory the units' planned footprints may take together (default 0.75; "
                         "above 1 plans on peaks not coinciding: a unit that runs out of memory is run again alone)")
