@@ -149,6 +149,18 @@ def gpus_used(run_args: list[str]) -> int | None:
         return None
 
 
+def scaling(results: dict[str, dict]) -> dict[str, float]:
+    """Units per second of each run that used more than one GPU over those of the first run on one GPU
+    (the same plan in the same order, each stopped at the same limit), by label; empty without both."""
+    def rate(r: dict) -> float | None:
+        return r["units"] / r["wall_s"] if r.get("units") and r.get("wall_s") else None
+    one = next((r for r in results.values() if r.get("gpus") == 1 and rate(r)), None)
+    if one is None:
+        return {}
+    return {label: round(rate(r) / rate(one), 3) for label, r in results.items()
+            if (r.get("gpus") or 0) > 1 and rate(r)}
+
+
 def device_name() -> str | None:
     try:
         import torch
@@ -174,10 +186,13 @@ def main() -> int:
                                Path(tempfile.mkdtemp(prefix="mkbench-reader-")))))  # measure() reads with this tree
     trees = {"previous": a.previous.resolve(), "this": HERE}
     # --order "" runs neither: an A/B of settings of this tree alone (--variant)
-    results = {label: run(label, trees[label], a.out, a.run_args, a.limit) for label in a.order.split(",") if label}
+    results = {label: dict(run(label, trees[label], a.out, a.run_args, a.limit), gpus=gpus_used(a.run_args))
+               for label in a.order.split(",") if label}
     for variant in a.variant:
         label, _, extra = variant.partition("=")
-        results[label] = run(label, HERE, a.out, a.run_args + extra.split(), a.limit)
+        args = a.run_args + extra.split()
+        results[label] = dict(run(label, HERE, a.out, args, a.limit), gpus=gpus_used(args))
+    scaled = scaling(results)
     this, prev = results.get("this", {}), results.get("previous", {})
 
     def per_unit(r):
@@ -189,7 +204,10 @@ def main() -> int:
         "kernels": this.get("candidate_units"), "units": this.get("units"), "seconds_per_kernel": per_unit(this),
         "seconds_per_kernel_previous_main": per_unit(prev),
         "seconds_per_kernel_by_run": {label: per_unit(r) for label, r in results.items()},
-        "main_job_seconds": None, "main_job_seconds_4gpu": None, "scaling_4gpu": None,
+        "main_job_seconds": None, "main_job_seconds_4gpu": None,
+        # a run given 4 GPUs against one given 1, in this call (None where no such pair ran)
+        "scaling_4gpu": next((scaled[k] for k, r in results.items() if r.get("gpus") == 4 and k in scaled), None),
+        "scaling_by_run": scaled,
         "reference_hack_rows": this.get("reference_hack_rows"),
         "lock_wait_share": this.get("lock_wait_share"),
         "memory_wait_share": this.get("memory_wait_share"),

@@ -26,3 +26,22 @@ def test_measure_reads_the_units_the_judges_parts_and_says_none_for_an_unsampled
     assert sum(v for k, v in parts.items() if k != "judge") <= parts["judge"] * 1.05 + 0.05
     assert m["gpu_busy"] is None  # a CPU run samples no GPU
     assert _module().measure(tmp_path / "absent.sqlite") == {"units": 0}
+
+
+def test_scaling_compares_each_multi_gpu_run_with_the_one_gpu_run():
+    scaling = _module().scaling
+    runs = {"this": {"units": 96, "wall_s": 235.0, "gpus": 1},
+            "all": {"units": 262, "wall_s": 234.8, "gpus": 4},
+            "two": {"units": 150, "wall_s": 235.0, "gpus": 2},
+            "broken": {"units": 0, "wall_s": 10.0, "gpus": 4}}
+    got = scaling(runs)
+    assert got == {"all": round((262 / 234.8) / (96 / 235.0), 3), "two": round((150 / 235.0) / (96 / 235.0), 3)}
+    assert got["all"] == 2.731  # call 34 on 4 H200s (reports/2026-11-28-calls)
+    assert scaling({"all": runs["all"]}) == {}  # no one-GPU run to compare with
+    assert scaling({}) == {}
+
+
+def test_gpus_used_reads_the_run_arguments():
+    gpus_used = _module().gpus_used
+    assert gpus_used(["--backend", "triton"]) == 1
+    assert gpus_used(["--gpus", "0,1"]) == 2 and gpus_used(["--gpus", "3"]) == 1
