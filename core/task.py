@@ -105,7 +105,7 @@ class Task:
     math_peak: str | None = None
     #: ``resident_bytes(shape, dtype)``: the bytes the inputs and outputs occupy in memory, where that is
     #: more than ``bytes`` (the traffic the roofline counts: a gather reads a fraction of its table), or
-    #: None. The device's memory budget scales the larger of the two (:func:`mkbench.engine.device.footprint`)
+    #: None. The device's memory budget scales the larger of the two (:func:`mkbench.engine.memory.footprint`)
     resident_bytes: Callable[[Shape, torch.dtype], float] | None = None
     source: str | None = field(default=None, compare=False)  # file the task was loaded from
 

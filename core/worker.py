@@ -597,7 +597,7 @@ class Steps:
             self.held.append(out)
         # Not through the area: it would hold a copy of every pool entry's outputs and inputs at once (on
         # an H100 main job the workers' peaks went from 0.94 to 1.28 times their plan, and judges ran out
-        # of memory), where the area planned for is one call's answer (device.footprint)
+        # of memory), where the area planned for is one call's answer (memory.footprint)
         descs = self._export(*groups, area=False)
         answers = [{"outputs": descs[k], "inputs_after": descs[k + 1]} for k in range(0, len(descs), 2)]
         return {"kind": "answers", "answers": answers, "tamper": tampered(self.snapshot, self.threads_mark)}

@@ -9,7 +9,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from mkbench.contracts import Tol, compare_close
-from mkbench.engine.device import (
+from mkbench.engine.memory import (
     CONTEXT_BYTES,
     FOOTPRINT_FACTOR,
     JUDGE_FACTOR,

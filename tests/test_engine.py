@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from mkbench.engine import device as device_mod
-from mkbench.engine.device import Device, LanePool, Lease, MemoryBudget, PhasedLock
+from mkbench.engine import phases as phases_mod
+from mkbench.engine.device import Device, LanePool, Lease
+from mkbench.engine.memory import MemoryBudget
+from mkbench.engine.phases import PhasedLock
 from mkbench.store import RunOwned, Store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,7 +91,7 @@ def _long_check_and_timer(lock, short_at=(0.35, 0.45), timer_at=0.3):
 def test_a_ready_phase_waits_for_a_long_check_while_other_checks_go_on(monkeypatch):
     """--timing-defer: a drain would idle every lane while one long check (a first call's autotuning)
     ends; the phase waits for it instead, short checks starting meanwhile, and opens when it ends."""
-    monkeypatch.setattr(device_mod, "LONG_HOLD_S", 0.1)
+    monkeypatch.setattr(phases_mod, "LONG_HOLD_S", 0.1)
     lock = PhasedLock(batch=1, defer_s=5)
     events = _long_check_and_timer(lock)
     assert events == ["start long", "start s0", "end s0", "start s1", "end s1", "end long", "start timer",
@@ -101,7 +103,7 @@ def test_a_draining_phase_is_given_back_when_a_check_it_waits_for_turns_long(mon
     """The check was young when the phase opened (a first call that goes on to autotune for seconds):
     once it turns long the phase, still draining, is given back, short checks start again, and it
     opens when the long check ends."""
-    monkeypatch.setattr(device_mod, "LONG_HOLD_S", 0.1)
+    monkeypatch.setattr(phases_mod, "LONG_HOLD_S", 0.1)
     lock = PhasedLock(batch=1, defer_s=5)
     events = _long_check_and_timer(lock, short_at=(0.2, 0.3), timer_at=0.03)
     assert events == ["start long", "start s0", "end s0", "start s1", "end s1", "end long", "start timer",
@@ -110,7 +112,7 @@ def test_a_draining_phase_is_given_back_when_a_check_it_waits_for_turns_long(mon
 
 
 def test_two_timers_of_a_phase_given_back_both_time_after_the_long_check(monkeypatch):
-    monkeypatch.setattr(device_mod, "LONG_HOLD_S", 0.1)
+    monkeypatch.setattr(phases_mod, "LONG_HOLD_S", 0.1)
     lock, events = PhasedLock(batch=2, defer_s=5), []
 
     def timer(name, at):
@@ -136,7 +138,7 @@ def test_two_timers_of_a_phase_given_back_both_time_after_the_long_check(monkeyp
 
 
 def test_without_deferring_the_phase_drains_at_once(monkeypatch):
-    monkeypatch.setattr(device_mod, "LONG_HOLD_S", 0.1)
+    monkeypatch.setattr(phases_mod, "LONG_HOLD_S", 0.1)
     lock = PhasedLock(batch=1, defer_s=0)
     events = _long_check_and_timer(lock)
     assert events[:4] == ["start long", "end long", "start timer", "end timer"], events
@@ -145,7 +147,7 @@ def test_without_deferring_the_phase_drains_at_once(monkeypatch):
 
 def test_a_phase_defers_for_long_checks_at_most_defer_s(monkeypatch):
     """Timers never starve: past defer_s the phase opens and drains, and checks arriving then wait."""
-    monkeypatch.setattr(device_mod, "LONG_HOLD_S", 0.1)
+    monkeypatch.setattr(phases_mod, "LONG_HOLD_S", 0.1)
     lock = PhasedLock(batch=1, defer_s=0.1)
     events = _long_check_and_timer(lock, short_at=(0.33, 0.5))
     # s0 came while the phase still deferred, s1 after it had opened: s1 waits for the timer
@@ -565,7 +567,7 @@ def test_ray_executor_on_a_local_instance(tmp_path, cli):
 
 
 def test_a_device_takes_its_sharing_settings_or_its_defaults():
-    from mkbench.engine.device import DEFAULT_DEFER_S, DEFAULT_GATHER_S, default_timing_batch
+    from mkbench.engine.phases import DEFAULT_DEFER_S, DEFAULT_GATHER_S, default_timing_batch
     from mkbench.engine.settings import Sharing
     given = Device("cpu", None, 4, {}, sharing=Sharing(timing_batch=3, timing_queue=-2, timing_gather_s=0.5,
                                                       timing_defer_s=7.0))

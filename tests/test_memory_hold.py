@@ -9,7 +9,8 @@ import pytest
 
 from mkbench.engine import device as device_mod
 from mkbench.engine import lane as lane_mod
-from mkbench.engine.device import CONTEXT_BYTES, first_stage, footprint
+from mkbench.engine import memory as memory_mod
+from mkbench.engine.memory import CONTEXT_BYTES, first_stage, footprint
 from mkbench.task import load_task_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +31,7 @@ def test_the_first_stage_is_the_small_combinations_ahead_of_the_large_ones():
     first = first_stage(unit)
     assert first == [("small", "float32"), ("small", "bfloat16"), ("awkward", "float32"), ("awkward", "bfloat16")]
     # the first stage's share is a small part of the whole
-    assert footprint(unit, "area", first) - CONTEXT_BYTES <= device_mod.FIRST_STAGE_SHARE * (
+    assert footprint(unit, "area", first) - CONTEXT_BYTES <= memory_mod.FIRST_STAGE_SHARE * (
         footprint(unit) - CONTEXT_BYTES)
     assert footprint(unit, "area", first) - CONTEXT_BYTES < (footprint(unit) - CONTEXT_BYTES) // 50
 
@@ -92,7 +93,7 @@ def test_a_staged_run_takes_its_shares_in_order_and_keeps_its_verdicts(tmp_path,
     """On the CPU there is no budget: one is made here, and the first stage is the first combination."""
     from mkbench.store import Store
     events = []
-    real_hold = device_mod.MemoryBudget.hold
+    real_hold = memory_mod.MemoryBudget.hold
 
     @contextmanager
     def hold(self, need, *args, **kwargs):
@@ -101,9 +102,9 @@ def test_a_staged_run_takes_its_shares_in_order_and_keeps_its_verdicts(tmp_path,
             yield
             events.append(("give", need))
 
-    real_init = device_mod.MemoryBudget.__init__
-    monkeypatch.setattr(device_mod.MemoryBudget, "__init__", lambda self, capacity: real_init(self, 1 << 40))
-    monkeypatch.setattr(device_mod.MemoryBudget, "hold", hold)
+    real_init = memory_mod.MemoryBudget.__init__
+    monkeypatch.setattr(memory_mod.MemoryBudget, "__init__", lambda self, capacity: real_init(self, 1 << 40))
+    monkeypatch.setattr(memory_mod.MemoryBudget, "hold", hold)
     monkeypatch.setattr(device_mod, "first_stage", lambda unit, transfer="area": unit.combos[:1])
     store = tmp_path / "r.sqlite"
     code, out, err = cli("run", "--backend", "triton", "--hw", "cpu", "--task", "silu", "--shape-role", "small",

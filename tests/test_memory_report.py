@@ -5,7 +5,8 @@ table is checked on rows written as a GPU run writes them."""
 from __future__ import annotations
 
 from mkbench.engine import device as device_mod
-from mkbench.engine.device import CONTEXT_BYTES
+from mkbench.engine import memory as memory_mod
+from mkbench.engine.memory import CONTEXT_BYTES
 from mkbench.engine.memory_report import extremes, memory_table, unit_memory
 from mkbench.engine.observation import Recorder
 from mkbench.judge import peak_reserved
@@ -81,7 +82,7 @@ def test_a_run_with_a_memory_budget_records_each_units_plan(tmp_path, cli, monke
 
     def with_budget(self, *args, **kwargs):
         real(self, *args, **kwargs)
-        self.memory = device_mod.MemoryBudget(64 * GIB)
+        self.memory = memory_mod.MemoryBudget(64 * GIB)
     monkeypatch.setattr(device_mod.Device, "__init__", with_budget)
     store = tmp_path / "s.sqlite"
     code, out, err = cli("run", "--task", "gelu", "--baselines", "eager", "--seeds", "1", "--shape-role", "small",
@@ -141,12 +142,12 @@ def test_a_unit_that_ran_out_of_memory_beside_others_is_run_again_alone(tmp_path
 
     from mkbench.engine import lane as lane_mod
     from mkbench.engine.observation import AbnormalEnd
-    real_init, real_eval, real_hold = device_mod.Device.__init__, lane_mod.Lane.evaluate, device_mod.MemoryBudget.hold
+    real_init, real_eval, real_hold = device_mod.Device.__init__, lane_mod.Lane.evaluate, memory_mod.MemoryBudget.hold
     budgets, attempts, holds = [], [], []
 
     def with_budget(self, *args, **kwargs):
         real_init(self, *args, **kwargs)
-        self.memory = device_mod.MemoryBudget(64 * GIB)
+        self.memory = memory_mod.MemoryBudget(64 * GIB)
         budgets.append(self.memory)
 
     def evaluate(self, unit, *args, **kwargs):
@@ -162,7 +163,7 @@ def test_a_unit_that_ran_out_of_memory_beside_others_is_run_again_alone(tmp_path
         return real_hold(self, need, *args, **kwargs)
     monkeypatch.setattr(device_mod.Device, "__init__", with_budget)
     monkeypatch.setattr(lane_mod.Lane, "evaluate", evaluate)
-    monkeypatch.setattr(device_mod.MemoryBudget, "hold", hold)
+    monkeypatch.setattr(memory_mod.MemoryBudget, "hold", hold)
     store = tmp_path / "s.sqlite"
     code, out, err = cli("run", "--task", "gelu", "--baselines", "eager", "--seeds", "1", "--shape-role", "small",
                          "--dtype", "float32", "--time-budget-ms", "5", "--store", store, "--no-progress")

@@ -60,7 +60,7 @@ class Lane:
         judge has let go of the unit's inputs. With a ``lease`` (:class:`.device.Lease`, holding this
         lane) the unit gives the lane up (``away()``) while it waits for that room if a unit back from
         timing needs a lane, and while it waits for and takes its timing hold; it ends on whichever
-        lane it took back. With ``first_stage`` (combinations: :func:`.device.first_stage`) the unit
+        lane it took back. With ``first_stage`` (combinations: :func:`.memory.first_stage`) the unit
         checks those on a first stage's share (``room(away, stage=True)``), gives it back, and waits
         for its whole share before the next combination (:func:`_grow`)."""
         def here() -> Lane:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Iterable
 
-from .device import CONTEXT_BYTES
+from .memory import CONTEXT_BYTES
 
 GIB = float(1 << 30)
 

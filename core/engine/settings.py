@@ -28,16 +28,16 @@ class Limits:
 @dataclass(frozen=True)
 class Sharing:
     """How a device is shared among the units on it: ``--timing-batch``, ``--timing-queue``,
-    ``--timing-gather``, ``--timing-defer`` (its timing phases, :class:`~.device.PhasedLock`) and
+    ``--timing-gather``, ``--timing-defer`` (its timing phases, :class:`~.phases.PhasedLock`) and
     ``--memory-share`` (its memory budget). None: the device's default, which may depend on its lanes.
     One object from the CLI to every device, local or a Ray actor, so a new setting is added here and
     read where it is used, not threaded through each constructor between."""
 
-    timing_batch: int | None = None       # units per exclusive timing phase (device.default_timing_batch)
+    timing_batch: int | None = None       # units per exclusive timing phase (phases.default_timing_batch)
     timing_queue: int | None = None       # units waiting to be timed without a lane (device.default_timing_queue)
-    timing_gather_s: float | None = None  # a timing phase's gathering time (device.DEFAULT_GATHER_S)
-    timing_defer_s: float | None = None   # how long a ready phase waits for long checks (device.DEFAULT_DEFER_S)
-    memory_share: float | None = None     # of a GPU's memory the units' plans may take (device.MEMORY_SHARE)
+    timing_gather_s: float | None = None  # a timing phase's gathering time (phases.DEFAULT_GATHER_S)
+    timing_defer_s: float | None = None   # how long a ready phase waits for long checks (phases.DEFAULT_DEFER_S)
+    memory_share: float | None = None     # of a GPU's memory the units' plans may take (memory.MEMORY_SHARE)
 
 
 @dataclass
@@ -56,7 +56,7 @@ class EvalSettings:
     transfer: str = "area"
     # how a unit holds its share of the device's memory: "unit" (the whole share, from its first check
     # to its end) or "staged" (the combinations that need little first, on a small share; the whole
-    # share from the first combination that needs more: see device.first_stage)
+    # share from the first combination that needs more: see memory.first_stage)
     memory_hold: str = "unit"
     # where a candidate's kernels are compiled ahead of its first call (compile_ahead.MODES): as its
     # backend says ("backend"), in the compile-ahead pool, in its own lane, or not at all
@@ -64,7 +64,7 @@ class EvalSettings:
     # while a candidate builds inside a checked call (load_inline's nvcc, mkbench.worker.host_work), its
     # unit keeps its shared hold on the device ("keep") or lets go of it until the build returns
     # ("release": a timing phase need not wait for the build; the worker is stopped while one holds the
-    # device, see device.PhasedLock.stepped_out)
+    # device, see phases.PhasedLock.stepped_out)
     build_hold: str = "release"
     # which call of a (shape, dtype) the correctness trace records: the candidate's "first" in its worker, or,
     # with "warm", its second, after one untraced call on another seed's inputs of that shape: the trace then
