@@ -70,6 +70,21 @@ def test_sampler_reads_the_tool_until_stopped(tmp_path):
     assert sampler.record()["gpus"]["0"]["samples"] == n  # stopped: no more samples
 
 
+def test_a_tool_that_refuses_the_clock_fields_is_asked_for_busy_and_memory_only(tmp_path):
+    """A driver's nvidia-smi that knows no throttle-reasons field under this name exits at once on the
+    full query: the busy share and the memory are still sampled, without the clocks."""
+    path = tmp_path / "nvidia-smi"
+    path.write_text("#!/bin/sh\ncase \"$1\" in *clocks*) echo 'Field is not a valid field to query.'; exit 2;; esac\n"
+                    "while true; do echo '0, 55, 1024'; sleep 0.02; done\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    sampler = GpuBusy(command=str(path)).start()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not (sampler.record() or {}).get("gpus"):
+        time.sleep(0.05)
+    got = sampler.stop()
+    assert got["gpus"]["0"]["busy_mean"] == 55.0 and "sm_mhz_busy_median" not in got["gpus"]["0"]
+
+
 def test_no_tool_samples_nothing():
     assert GpuBusy(command=os.path.join("/nonexistent", "nvidia-smi")).start().stop() is None
 

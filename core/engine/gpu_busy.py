@@ -24,6 +24,9 @@ from typing import Any, NamedTuple
 
 PERIOD_MS = 500
 QUERY = "index,utilization.gpu,memory.used,clocks.sm,clocks_throttle_reasons.active"
+#: asked where the driver's tool refuses ``QUERY`` (it names the throttle reasons' field differently
+#: across driver versions): the busy share and memory still sampled, the clocks not
+BASIC_QUERY = "index,utilization.gpu,memory.used"
 #: NVML's clock event reasons that slow a busy GPU down: the software power cap (0x4), hardware slowdown
 #: (0x8), software and hardware thermal slowdown (0x20, 0x40) and the hardware power brake (0x80); not
 #: idle (0x1), application clocks (0x2), sync boost (0x10) or display clocks (0x100)
@@ -106,39 +109,55 @@ class GpuBusy:
         self._proc: subprocess.Popen | None = None
         self._thread: threading.Thread | None = None
         self._samples: dict[int, list[Sample]] = {}
+        self._stopping = False
 
     def start(self) -> "GpuBusy":
         exe = shutil.which(self.command)
         if exe is None:
             return self
-        try:
-            self._proc = subprocess.Popen([exe, f"--query-gpu={QUERY}", "--format=csv,noheader,nounits",
-                                           f"-lms={self.period_ms}"], stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, text=True)
-        except OSError:
-            return self
-        self._thread = threading.Thread(target=self._read, name="gpu-busy", daemon=True)
+        self._stopping = False
+        self._thread = threading.Thread(target=self._read, args=(exe,), name="gpu-busy", daemon=True)
         self._thread.start()
         return self
 
-    def _read(self) -> None:
-        for line in self._proc.stdout:
-            got = parse(line)
-            if got is not None:
-                self._samples.setdefault(got.index, []).append(got)
+    def _read(self, exe: str) -> None:
+        """Reads the tool's samples until it ends; a tool that ends without one sample (it refused the
+        query) is asked again with :data:`BASIC_QUERY`."""
+        for query in (QUERY, BASIC_QUERY):
+            try:
+                proc = subprocess.Popen([exe, f"--query-gpu={query}", "--format=csv,noheader,nounits",
+                                         f"-lms={self.period_ms}"], stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True)
+            except OSError:
+                return
+            self._proc = proc
+            if self._stopping:  # stop() came while it started
+                proc.terminate()
+            for line in proc.stdout:
+                got = parse(line)
+                if got is not None:
+                    self._samples.setdefault(got.index, []).append(got)
+            proc.wait()
+            if self._samples or self._stopping:
+                return
 
     def record(self) -> dict[str, Any] | None:
         """What was sampled so far (the sampler goes on)."""
         return summarize({k: list(v) for k, v in self._samples.items()})
 
     def stop(self) -> dict[str, Any] | None:
-        if self._proc is not None:
-            self._proc.terminate()
+        self._stopping = True
+        proc = self._proc
+        if proc is not None:
+            proc.terminate()
             try:
-                self._proc.wait(timeout=5)
+                proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                self._proc.kill()
-            if self._thread is not None:
-                self._thread.join(timeout=5)
-            self._proc = None
+                proc.kill()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            proc = self._proc  # the basic query's, if the tool refused the first while stopping
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+        self._proc = self._thread = None
         return self.record()
