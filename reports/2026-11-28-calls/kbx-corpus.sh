@@ -13,15 +13,19 @@ out=${OUT:-results}; mkdir -p "$out"; out=$(realpath "$out")
 python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; nproc; } > "$out/device.txt" 2>&1
 kbx=$PWD/.bench/kbx
-if [ -n "${PREV:-}" ]; then prev=(--previous "$PWD/$PREV" --order previous,this); else prev=(--previous . --order this); fi
-# VARIANT="LABEL=ARGS": this tree again with ARGS added, after the other runs (an A/B of one setting)
-[ -n "${VARIANT:-}" ] && prev+=(--variant "$VARIANT")
+if [ -n "${PREV:-}" ]; then prev=(--previous "$PWD/$PREV" --order "${ORDER-previous,this}")
+else prev=(--previous . --order "${ORDER-this}"); fi
+# VARIANT="LABEL=ARGS", or VARIANTS="LABEL=ARGS;LABEL=ARGS": this tree again with ARGS added, after the runs ORDER
+# names (default: this tree, after PREV's; ORDER= runs only the variants), one after the other
+IFS=';' read -ra variants <<< "${VARIANTS:-${VARIANT:-}}"
+for v in "${variants[@]}"; do prev+=(--variant "$v"); done
 python3 benchmarks/throughput.py "${prev[@]}" --out /tmp/kbx --limit "${LIMIT:-150}" -- --hw auto \
   --tasks-dir "$kbx/kbx_tasks" --solutions "$kbx/kbx_sol" --method geak --baselines eager \
   --task "$(cat "$kbx/tasks.txt")" > "$out/kbx-throughput.log" 2>&1
 cp /tmp/kbx/summary.json "$out/kbx-summary.json"
-python3 -m mkbench analyze engine --store /tmp/kbx/this.sqlite > "$out/kbx-engine.md" 2>&1
-[ -n "${VARIANT:-}" ] && python3 -m mkbench analyze engine --store "/tmp/kbx/${VARIANT%%=*}.sqlite" \
-  > "$out/kbx-${VARIANT%%=*}-engine.md" 2>&1
+[ -f /tmp/kbx/this.sqlite ] && python3 -m mkbench analyze engine --store /tmp/kbx/this.sqlite > "$out/kbx-engine.md" 2>&1
+for v in "${variants[@]}"; do
+  python3 -m mkbench analyze engine --store "/tmp/kbx/${v%%=*}.sqlite" > "$out/kbx-${v%%=*}-engine.md" 2>&1
+done
 tar -czf "$out/kbx-stores.tgz" --exclude='*-cache' -C /tmp kbx
 tail -n 30 "$out/kbx-throughput.log"

@@ -10,26 +10,21 @@
 # (q1, q2), and compares each pair with `python -m mkbench.harness_bench repeatability` (|log ratio| of the
 # candidates' times and speedups over the rows both timed). If a and b agree, the differing seeds were the cause;
 # if they do not and q1 and q2 do, the lanes' host work is; if neither pair agrees, the harness's own loop is
-# (the timer would then need more samples or a host-quiet step). Carry .bench/kbx.
+# (the timer would then need more samples or a host-quiet step). Carry .bench/kbx. The runs are kbx-corpus.sh's.
 #   LIMIT=130 bash reports/2026-11-28-calls/repeat-kbx.sh
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}; mkdir -p "$out"; out=$(realpath "$out")
-python3 -m pip install -q --no-deps --no-build-isolation -e . >/dev/null 2>&1
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; nproc; } > "$out/device.txt" 2>&1
-kbx=$PWD/.bench/kbx
 seed=${SEED:-11}
-python3 benchmarks/throughput.py --previous . --out /tmp/rep --order "" --limit "${LIMIT:-130}" \
-  --variant "a=--seed $seed" --variant "b=--seed $seed" --variant "q1=--seed $seed --lanes 2 --compile-workers 1" \
-  --variant "q2=--seed $seed --lanes 2 --compile-workers 1" \
-  -- --hw auto --tasks-dir "$kbx/kbx_tasks" --solutions "$kbx/kbx_sol" --method geak --baselines eager \
-  --task "$(cat "$kbx/tasks.txt")" > "$out/repeat-throughput.log" 2>&1
-cp /tmp/rep/summary.json "$out/repeat-summary.json"
+quiet="--seed $seed --lanes 2 --compile-workers 1"
+# kbx-corpus.sh's run, its files kept aside: a call brings back 8 files, and four engine tables would crowd them
+rm -rf /tmp/rep-out
+OUT=/tmp/rep-out ORDER= VARIANTS="a=--seed $seed;b=--seed $seed;q1=$quiet;q2=$quiet" LIMIT="${LIMIT:-130}" \
+  bash "$(dirname "$0")/kbx-corpus.sh" > /dev/null
+cp /tmp/rep-out/{device.txt,kbx-throughput.log,kbx-summary.json,kbx-a-engine.md,kbx-q1-engine.md,kbx-stores.tgz} "$out/"
 for pair in "a b" "q1 q2" "a q1"; do
   set -- $pair
   echo "== $1 / $2"
-  python3 -m mkbench.harness_bench repeatability "/tmp/rep/$1.sqlite" "/tmp/rep/$2.sqlite"
+  python3 -m mkbench.harness_bench repeatability "/tmp/kbx/$1.sqlite" "/tmp/kbx/$2.sqlite"
 done > "$out/repeatability.txt" 2>&1
-for s in a q1; do python3 -m mkbench analyze engine --store "/tmp/rep/$s.sqlite" > "$out/$s-engine.md" 2>&1; done
-tar -czf "$out/repeat-stores.tgz" --exclude='*-cache' -C /tmp rep
 cat "$out/repeatability.txt"

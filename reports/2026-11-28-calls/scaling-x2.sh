@@ -12,18 +12,22 @@ export PYTHONUNBUFFERED=1
 out=${OUT:-results}; mkdir -p "$out"; out=$(realpath "$out")
 python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
 { nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv; nproc; } > "$out/device.txt" 2>&1
-python3 benchmarks/throughput.py --previous . --out /tmp/scaling --order this --limit "${LIMIT:-230}" \
-  --variant "all=--gpus ${RUN_GPUS:-all}" -- --backend triton --hw auto --baselines eager --time-role large \
-  > "$out/scaling.log" 2>&1
+# ORDER and VARIANTS="LABEL=ARGS;LABEL=ARGS" replace the two runs (lanes-x4.sh: two settings of --gpus all)
+IFS=';' read -ra variants <<< "${VARIANTS:-all=--gpus ${RUN_GPUS:-all}}"
+runs=(); for v in "${variants[@]}"; do runs+=(--variant "$v"); done
+python3 benchmarks/throughput.py --previous . --out /tmp/scaling --order "${ORDER-this}" --limit "${LIMIT:-230}" \
+  "${runs[@]}" -- --backend triton --hw auto --baselines eager --time-role large > "$out/scaling.log" 2>&1
 cp /tmp/scaling/summary.json "$out/summary.json"
 for s in /tmp/scaling/*.sqlite; do python3 -m mkbench analyze engine --store "$s" > "${s%.sqlite}-engine.md" 2>&1; done
 rm -rf /tmp/scaling/*-cache
 tar -czf "$out/scaling.tgz" --exclude="*-cache" -C /tmp scaling
 python3 - "$out/summary.json" <<'PY'
 import json, sys
-runs = json.load(open(sys.argv[1]))["runs"]
-one, many = runs["this"], runs["all"]
-rate = lambda r: r["units"] / r["wall_s"] if r.get("wall_s") else None
-print(f"1 GPU: {one['units']} units in {one['wall_s']} s; all GPUs: {many['units']} units in {many['wall_s']} s; "
-      f"scaling {rate(many) / rate(one):.2f}x" if rate(one) and rate(many) else "no rate")
+summary = json.load(open(sys.argv[1]))
+for label, r in summary["runs"].items():
+    busy = [g["busy_mean"] for g in ((r.get("gpu_busy") or {}).get("gpus") or {}).values()]
+    print(f"{label} ({r.get('gpus')} GPU(s)): {r.get('units')} units in {r.get('wall_s')} s; reference hack "
+          f"{r.get('reference_hack_rows')}, framework {r.get('reference_framework_rows')}; lock waits "
+          f"{r.get('lock_wait_share')}; GPU busy {busy}")
+print("scaling over the one-GPU run:", summary.get("scaling_by_run") or "no one-GPU run to compare with")
 PY
