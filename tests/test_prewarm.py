@@ -244,3 +244,108 @@ def test_a_harness_run_inside_the_call_is_not_compiled_ahead(harness_in_call, wh
                            task=SimpleNamespace(harness_in_call=harness_in_call))
     assert compile_ahead.where(unit) == where
 
+
+
+def _candidate(op: str) -> str:
+    """CANDIDATE's shape for another activation: it prints on the compile-ahead call and checks that the
+    call never ran in the evaluated worker."""
+    return CANDIDATE.replace("torch.nn.functional.silu(x)", f"torch.nn.functional.{op}(x)")
+
+
+def test_the_pool_keeps_its_worker_for_the_next_unit_and_each_log_gets_its_own_part(tmp_path, cli, prewarm_backend):
+    """One compile-ahead worker at a time, two candidates of one method: the second is compiled in the
+    worker the first was (its start is not paid twice), and each unit's log still holds what the worker
+    printed while compiling it, never the other's."""
+    sol = tmp_path / "sol" / "activation"
+    sol.mkdir(parents=True)
+    (sol / "silu.py").write_text(CANDIDATE)
+    (sol / "elu.py").write_text(_candidate("elu"))
+    code, out, err = cli("run", "--backend", "prewarm_test", "--hw", "cpu", "--solutions", tmp_path / "sol",
+                         "--task", "silu,elu", "--shape-role", "small", "--dtype", "float32", "--seeds", "1",
+                         "--baselines", "none", "--no-timing", "--store", tmp_path / "r.sqlite",
+                         "--json", tmp_path / "r.json", "--no-progress", "--compile-workers", "1",
+                         "--compile-ahead", "pool")
+    assert code == 0, err
+    rows = [r for r in json.loads((tmp_path / "r.json").read_text())["results"] if r["verdict"] != "skipped"]
+    assert {r["task"] for r in rows} == {"silu", "elu"}
+    assert all(r["correct_status"] == "correct" for r in rows), rows
+    (env,) = sqlite3.connect(tmp_path / "r.sqlite").execute("select env from runs").fetchone()
+    (session,) = json.loads(env)["engine_clock"]["sessions"]
+    assert session["compile_pool"]["started"] == 1 and session["compile_pool"]["units"] == 2, session
+    served = set()
+    for task in ("silu", "elu"):
+        text = next(tmp_path.glob(f"r-logs/**/{task}__*.log")).read_text()
+        head = text.index("--- compile ahead: worker")
+        served.add(text[head:].split("its unit ", 1)[1].split(" ", 1)[0])
+        part = text[head:]
+        assert "compile-ahead call on meta" in part, text[-2000:]
+        other = "elu" if task == "silu" else "silu"
+        assert f"activation/{other}" not in part and f"{other}.py" not in part, part
+    assert served == {"1", "2"}, served
+
+
+class _FakeChild:
+    def __init__(self, session):
+        self.pid, self.session = 1000 + len(session.started), session
+
+    def kill(self):
+        self.session.killed = True
+
+
+class _FakeSession:
+    """Stands in for a compile-ahead worker: what it was started with, whether it was stopped or killed."""
+    started: list = []
+
+    def __init__(self, env, log, memory_mb, modules, confine):
+        self.env, self.stopped, self.killed = env, False, False
+        self.child = _FakeChild(self)
+        self.started.append(self)
+
+    def cpu(self):
+        return 1.0
+
+    def stop(self):
+        self.stopped = True
+
+
+def test_the_pool_reuses_a_worker_only_for_its_environment_and_replaces_it_after_a_bad_unit(monkeypatch):
+    from mkbench.engine import compile_ahead
+    _FakeSession.started = []
+    outcome = {}  # unit name -> whether compile_in says the worker may serve another unit
+    monkeypatch.setattr(compile_ahead, "WorkerSession", _FakeSession)
+    monkeypatch.setattr(compile_ahead, "compile_in",
+                        lambda w, unit, settings, since, cpu_before=0.0: ({"compile_ahead": 0.1}, outcome[unit.name]))
+    monkeypatch.setattr(compile_ahead, "WORKER_UNITS", 3)
+    pool = compile_ahead.CompileAhead([{"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "1"}],
+                                      SimpleNamespace(worker_memory_mb=None, confine=None), (),
+                                      compile_ahead.Gate(1, 1))
+
+    def compile_one(name, ok=True, where="pool", **env):
+        outcome[name] = ok
+        unit = SimpleNamespace(name=name, backend=SimpleNamespace(compile_ahead=where), compile_queued=None)
+        env = {"TRITON_CACHE_DIR": "/c/triton/m", "TORCH_EXTENSIONS_DIR": f"/c/ext/{name}", **env}
+        assert pool.submit(unit, None, env).result() == {"compile_ahead": 0.1}
+        return _FakeSession.started[-1]
+
+    first = compile_one("a")
+    assert compile_one("b") is first and len(_FakeSession.started) == 1  # one method's units: one worker
+    # the unit's own build folder is never a kept worker's: it gets one of its own, which no unit reads
+    assert first.env["TORCH_EXTENSIONS_DIR"] == "/c/ext/compile-ahead-worker-1"
+    assert first.env["CUDA_VISIBLE_DEVICES"] == "0"
+    assert compile_one("c", ok=False) is first and first.stopped  # a unit that did not end cleanly: replaced
+    second = compile_one("d")
+    assert second is not first and second.env["CUDA_VISIBLE_DEVICES"] == "1"  # started on the devices in turn
+    compile_one("e"), compile_one("f")
+    assert second.stopped and len(_FakeSession.started) == 2  # its WORKER_UNITS units served: replaced
+    third = compile_one("g")
+    assert compile_one("h", TRITON_CACHE_DIR="/c/triton/other") is not third  # another method's cache
+    assert third.stopped  # idle, of another environment: stopped so that no more are alive than run at once
+    # a backend that did not choose the pool (a CUDA extension built ahead): its folder is its unit's, and
+    # a worker serves that unit alone
+    cuda = compile_one("i", where="off")
+    assert cuda.env["TORCH_EXTENSIONS_DIR"] == "/c/ext/i"
+    assert compile_one("j", where="off") is not cuda
+    assert (pool.started, pool.units) == (len(_FakeSession.started), 10)
+    last = _FakeSession.started[-1]
+    pool.close()
+    assert last.killed  # kept idle until the run ends, then killed with those in flight

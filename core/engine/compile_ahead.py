@@ -8,6 +8,15 @@ pipeline between prepare and evaluate: a throwaway worker per unit calls the can
 (:meth:`mkbench.backend.Backend.prewarm`), the kernels land in the on-disk cache, and the evaluated
 worker loads them. The throwaway worker is never evaluated: nothing it does is evidence, and a
 failure here only means that the real first call compiles, as it would have.
+
+The pool keeps its workers between units whose environment is the same (one method's Triton
+candidates share their compile cache, and so everything a confined worker may write): a worker's
+start (fork, confinement, CUDA context) cost 7.6-9.4 s of a unit's 11.4-14 s of compile ahead on a
+4-GPU H200 host, where units queued 12-40 s for a worker (reports/2026-11-28-calls, call 34). A kept
+worker serves at most ``WORKER_UNITS`` units and is replaced after any unit that did not end cleanly.
+A candidate in it can reach the next one's compile no further than through the shared cache, which
+its own throwaway worker could write as well. What the worker printed for a unit is copied to that
+unit's log.
 """
 
 from __future__ import annotations
@@ -134,35 +143,93 @@ def prewarm(unit, settings, env: dict[str, str], modules: tuple[str, ...], log_p
     if log_path is not None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
     t = time.monotonic()
-    parts: dict[str, float] = {}
-
-    def part(name: str, since: float) -> float:
-        now = time.monotonic()
-        parts[name] = round(now - since, 3)
-        return now
-
     w = WorkerSession(dict(env), log_path, settings.worker_memory_mb, modules, settings.confine)
     started(w.child)
+    try:
+        return compile_in(w, unit, settings, t)[0]
+    finally:
+        w.stop()
+        started(None)
+
+
+def compile_in(w: WorkerSession, unit, settings, since: float,
+               cpu_before: float = 0.0) -> tuple[dict[str, float], bool]:
+    """Compile ``unit``'s kernels in worker ``w`` (started, or taken from the pool's idle ones, at ``since``;
+    its CPU seconds then ``cpu_before``): the unit's steps (see :func:`prewarm`), and whether the worker
+    may serve another unit (every step answered as asked, the candidate imported and left the timing
+    functions alone)."""
+    parts: dict[str, float] = {}
+    reusable = False
+
+    def part(name: str, at: float) -> float:
+        now = time.monotonic()
+        parts[name] = round(now - at, 3)
+        return now
+
     try:
         # never timed: it may wait for the device without spinning on a core (``untimed``). It opens a
         # CUDA context like any worker: a compile-only Triton launch opens one anyway (measured on an
         # H100, reports/2026-11-28-cuda-l1/call4-h100/gpu-test.log)
         w.expect({"op": "setup", "job": job(unit), "untimed": True}, settings.limits.start, "ready")
-        at = part(COMPILE_AHEAD_PARTS[0], t)
-        if w.expect({"op": "compile"}, settings.limits.compile, "compiled")["ok"]:
+        at = part(COMPILE_AHEAD_PARTS[0], since)
+        compiled = w.expect({"op": "compile"}, settings.limits.compile, "compiled")
+        if compiled["ok"]:
             at = part(COMPILE_AHEAD_PARTS[1], at)
-            w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
+            reply = w.request({"op": "prewarm", "combos": [list(c) for c in unit.combos]}, settings.limits.compile)
             part(COMPILE_AHEAD_PARTS[2], at)
+            reusable = isinstance(reply, dict) and reply.get("kind") == "prewarmed" and not compiled.get("tamper")
     except Exception:  # noqa: BLE001 - a hang, a crash, garbage: see the module docstring
         pass
-    finally:
-        cpu = w.cpu()
-        w.stop()
-        started(None)
-    steps = {"compile_ahead": round(time.monotonic() - t, 3), **parts}
+    cpu = w.cpu()
+    steps = {"compile_ahead": round(time.monotonic() - since, 3), **parts}
     if cpu is not None:
-        steps[CPU_COMPILE_AHEAD] = cpu
-    return steps
+        steps[CPU_COMPILE_AHEAD] = round(max(cpu - cpu_before, 0.0), 3)
+    return steps, reusable
+
+
+#: the unit's own build folder (core/engine/runner.py, unit_env): writable by its workers alone, so that no
+#: other candidate can plant a build under its sources' key. A kept worker serves units of several candidates,
+#: so it never gets one: where the backend compiles ahead into its per-method caches (its own choice of the
+#: pool, ``Backend.compile_ahead``), a kept worker gets a folder of its own instead, which no unit reads;
+#: elsewhere (a CUDA candidate's extension, built ahead with ``--compile-ahead pool``) the folder is part of
+#: the worker's environment, and a worker serves one unit.
+PER_UNIT_DIRS = ("TORCH_EXTENSIONS_DIR",)
+
+#: units one kept compile-ahead worker serves before it is replaced: what a long-lived process gathers
+#: (imported candidates, the allocator's and the JIT's caches) stays bounded
+WORKER_UNITS = 16
+#: the most of a worker's log copied into a unit's log for one unit (its tail)
+LOG_COPY_BYTES = 64 << 10
+
+
+class Kept:
+    """A compile-ahead worker between units: its session, the environment it was started with (less the
+    device's), how many units it has served, its own log."""
+
+    def __init__(self, session: WorkerSession, key: tuple, log: Path | None):
+        self.session, self.key, self.log, self.served = session, key, log, 0
+
+    def log_size(self) -> int:
+        try:
+            return self.log.stat().st_size if self.log is not None else 0
+        except OSError:
+            return 0
+
+    def copy_log(self, since: int, unit_log: Path | None) -> None:
+        """What the worker wrote from byte ``since`` on, appended to the unit's log under a header."""
+        if self.log is None or unit_log is None:
+            return
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(max(since, self.log_size() - LOG_COPY_BYTES))
+                text = f.read().decode("utf-8", "replace")
+            with open(unit_log, "a", encoding="utf-8") as out:
+                out.write(f"--- compile ahead: worker {self.session.child.pid}, its unit {self.served + 1} of at most "
+                          f"{WORKER_UNITS} (its whole log: {self.log})\n{text}")
+                if text and not text.endswith("\n"):
+                    out.write("\n")
+        except OSError:
+            pass
 
 
 def job(unit) -> dict:
@@ -171,47 +238,93 @@ def job(unit) -> dict:
 
 
 class CompileAhead:
-    """The stage's pool: ``submit`` returns a future of :func:`prewarm`'s steps (None where the unit
-    has nothing to compile ahead); ``close`` kills the workers in flight. Units are spread over the
-    devices' environments in turn (each device's ``CUDA_VISIBLE_DEVICES``: a throwaway worker opens
-    a context to learn the target, and one GPU would otherwise hold every such context)."""
+    """The stage's pool: ``submit`` returns a future of the unit's compile-ahead steps (None where the
+    unit has nothing to compile ahead); ``close`` kills the workers in flight and those kept idle.
+    Workers are started on the devices' environments in turn (each device's ``CUDA_VISIBLE_DEVICES``:
+    a worker opens a context to learn the target, and one GPU would otherwise hold every such
+    context); a kept one serves units of any device, whose GPUs share one target."""
 
     def __init__(self, envs: list[dict[str, str]], settings, modules: tuple[str, ...], gate: Gate):
         self.envs, self.settings, self.modules, self.gate = envs, settings, modules, gate
         self.pool = cf.ThreadPoolExecutor(gate.ceiling, thread_name_prefix="mkbench-compile-ahead")
         self._children: set[Child] = set()
+        self._idle: list[Kept] = []
         self._lock = threading.Lock()
         self._turn = 0
+        self.started = self.units = 0  # workers started, units compiled (the pool's reuse)
         self.closing = False
 
     def submit(self, unit, log_path: Path | None, env: dict[str, str]) -> cf.Future:
-        device_env = self.envs[self._turn % len(self.envs)]
-        self._turn += 1
-        return self.pool.submit(self._run, unit, dict(device_env, **env), log_path, time.monotonic())
+        return self.pool.submit(self._run, unit, env, log_path, time.monotonic())
 
     def _run(self, unit, env: dict[str, str], log_path: Path | None, queued_at: float) -> dict[str, float] | None:
-        current: list[Child] = []
-
-        def started(child: Child | None) -> None:
-            with self._lock:
-                if child is None:
-                    self._children.difference_update(current)
-                else:
-                    current.append(child)
-                    self._children.add(child)
-                    if self.closing:
-                        child.kill()
-
         with self.gate.slot(lambda: self.closing):
             # the wait for a free worker, apart from the work: whether this pool is what units wait on
             unit.compile_queued = round(time.monotonic() - queued_at, 3)
             if self.closing:
                 return None
-            return prewarm(unit, self.settings, env, self.modules, log_path, started)
+            if log_path is not None:
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+            t = time.monotonic()
+            kept = self._take(env, log_path, shared=unit.backend.compile_ahead == "pool")
+            if kept is None:
+                return None
+            cpu_before = 0.0 if kept.served == 0 else (kept.session.cpu() or 0.0)
+            mark = kept.log_size()
+            steps, reusable = compile_in(kept.session, unit, self.settings, t, cpu_before)
+            kept.copy_log(mark, log_path)
+            kept.served += 1
+            with self._lock:
+                self.units += 1
+                keep = reusable and kept.served < WORKER_UNITS and not self.closing
+                if keep:
+                    self._idle.append(kept)
+            if not keep:
+                self._retire(kept)
+            return steps
+
+    def _take(self, env: dict[str, str], log_path: Path | None, shared: bool) -> Kept | None:
+        """An idle worker started with this environment, or a new one; idle workers of other
+        environments are stopped as needed, so that no more are alive than the pool runs at once.
+        ``shared``: the environment's per-unit folders (``PER_UNIT_DIRS``) are replaced by the worker's own."""
+        own = [v for v in PER_UNIT_DIRS if shared and v in env]
+        key, evicted = tuple(sorted((k, v) for k, v in env.items() if k not in own)), []
+        with self._lock:
+            if self.closing:
+                return None
+            for k, kept in enumerate(self._idle):
+                if kept.key == key:
+                    return self._idle.pop(k)
+            while self._idle and len(self._idle) + self.gate.running > self.gate.ceiling:
+                evicted.append(self._idle.pop(0))
+            device_env = self.envs[self._turn % len(self.envs)]
+            self._turn += 1
+            self.started += 1
+            n = self.started
+        for kept in evicted:
+            self._retire(kept)
+        log = None
+        if log_path is not None:
+            log = log_path.parent / "compile-ahead" / f"worker-{n}.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+        env = dict(env, **{v: str(Path(env[v]).parent / f"compile-ahead-worker-{n}") for v in own})
+        session = WorkerSession(dict(device_env, **env), log, self.settings.worker_memory_mb, self.modules,
+                                self.settings.confine)
+        with self._lock:
+            self._children.add(session.child)
+            if self.closing:
+                session.child.kill()
+        return Kept(session, key, log)
+
+    def _retire(self, kept: Kept) -> None:
+        kept.session.stop()
+        with self._lock:
+            self._children.discard(kept.session.child)
 
     def close(self) -> None:
         self.closing = True
         with self._lock:
             for child in list(self._children):
                 child.kill()
+            self._idle.clear()
         self.pool.shutdown(wait=False, cancel_futures=True)

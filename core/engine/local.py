@@ -36,6 +36,7 @@ class LocalExecutor:
         self.compile_gate = compile_ahead.Gate(floor, compile_workers or compile_ahead.default_ceiling(self.workers))
         self.log_path, self.unit_env, self.modules = log_path, unit_env, modules
         self._load = {d.name: 0 for d in devices}
+        self._ahead: compile_ahead.CompileAhead | None = None  # the last run's compile-ahead pool
 
     def timing_phases(self) -> dict[str, float]:
         """Every device's timing phases together (see device.Device.timing_phases)."""
@@ -44,9 +45,11 @@ class LocalExecutor:
         return {k: round(sum(p.get(k, 0) for p in every), 3) for k in keys}
 
     def compile_pool(self) -> dict[str, int]:
-        """The compile-ahead pool's floor, ceiling and the most workers it ran at once."""
-        g = self.compile_gate
-        return {"floor": g.floor, "ceiling": g.ceiling, "peak": g.peak}
+        """The compile-ahead pool's floor, ceiling and the most workers it ran at once; the workers it
+        started and the units they compiled (kept workers serve several)."""
+        g, ahead = self.compile_gate, self._ahead
+        return {"floor": g.floor, "ceiling": g.ceiling, "peak": g.peak,
+                **({"started": ahead.started, "units": ahead.units} if ahead is not None else {})}
 
     def judge_cpu(self) -> float:
         """CPU seconds every device's judges have used."""
@@ -60,7 +63,7 @@ class LocalExecutor:
                                       initializer=pool_initializer)
         lanes = {d.name: cf.ThreadPoolExecutor(d.slots, thread_name_prefix=f"mkbench-{d.name}")
                  for d in self.devices}
-        ahead = compile_ahead.CompileAhead([d.env for d in self.devices], self.settings, self.modules,
+        self._ahead = ahead = compile_ahead.CompileAhead([d.env for d in self.devices], self.settings, self.modules,
                                            self.compile_gate)
         pending: dict[cf.Future, tuple[str, Unit]] = {}
         # Units ready for a lane, by plan position: a lane takes the earliest, so a task's baseline and
