@@ -304,6 +304,9 @@ class _FakeSession:
     def cpu(self):
         return 1.0
 
+    def alive(self):
+        return not self.killed
+
     def stop(self):
         self.stopped = True
 
@@ -342,10 +345,13 @@ def test_the_pool_reuses_a_worker_only_for_its_environment_and_replaces_it_after
     assert third.stopped  # idle, of another environment: stopped so that no more are alive than run at once
     # a backend that did not choose the pool (a CUDA extension built ahead): its folder is its unit's, and
     # a worker serves that unit alone
+    kept = _FakeSession.started[-1]
+    kept.killed = True  # died while idle: replaced, not handed the next unit
+    assert compile_one("h2", TRITON_CACHE_DIR="/c/triton/other") is not kept and kept.stopped
     cuda = compile_one("i", where="off")
     assert cuda.env["TORCH_EXTENSIONS_DIR"] == "/c/ext/i"
     assert compile_one("j", where="off") is not cuda
-    assert (pool.started, pool.units) == (len(_FakeSession.started), 10)
+    assert (pool.started, pool.units) == (len(_FakeSession.started), 11)
     last = _FakeSession.started[-1]
     pool.close()
     assert last.killed  # kept idle until the run ends, then killed with those in flight

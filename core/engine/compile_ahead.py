@@ -292,17 +292,26 @@ class CompileAhead:
         with self._lock:
             if self.closing:
                 return None
+            dead = [kept for kept in self._idle if not kept.session.alive()]  # killed while idle: replaced
+            self._idle = [kept for kept in self._idle if kept not in dead]
+            evicted += dead
             for k, kept in enumerate(self._idle):
                 if kept.key == key:
-                    return self._idle.pop(k)
-            while self._idle and len(self._idle) + self.gate.running > self.gate.ceiling:
-                evicted.append(self._idle.pop(0))
-            device_env = self.envs[self._turn % len(self.envs)]
-            self._turn += 1
-            self.started += 1
-            n = self.started
+                    found = self._idle.pop(k)
+                    break
+            else:
+                found = None
+            if found is None:
+                while self._idle and len(self._idle) + self.gate.running > self.gate.ceiling:
+                    evicted.append(self._idle.pop(0))
+                device_env = self.envs[self._turn % len(self.envs)]
+                self._turn += 1
+                self.started += 1
+                n = self.started
         for kept in evicted:
             self._retire(kept)
+        if found is not None:
+            return found
         log = None
         if log_path is not None:
             log = log_path.parent / "compile-ahead" / f"worker-{n}.log"
