@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -123,6 +124,10 @@ def add_parser(sub) -> None:
                         "call's autotuning), other checks starting meanwhile: a ready phase opens once none is in "
                         "flight, and one still draining is given back when a check it waits for turns long "
                         "(default 30 on a GPU, 0 on the CPU: a ready phase opens and drains at once)")
+    p.add_argument("--start-ahead", action=argparse.BooleanOptionalAction, default=False,
+                   help="start each unit's worker (fork, confinement, CUDA context) while the unit waits for a lane, "
+                        "at most one per lane, so that a lane's time goes to the unit's checks (default: off; "
+                        "the worker starts once the unit has its lane)")
     p.add_argument("--memory-share", type=check.between(0.0, 2.0), metavar="F",
                    help="share of each GPU's memory the units' planned footprints may take together (default 0.75; "
                         "above 1 plans on peaks not coinciding: a unit that runs out of memory is run again alone)")
@@ -185,7 +190,7 @@ def run(args) -> int:
         gpus=args.gpus,
         sharing=Sharing(timing_batch=args.timing_batch, timing_queue=args.timing_queue,
                         timing_gather_s=args.timing_gather, timing_defer_s=args.timing_defer,
-                        memory_share=args.memory_share),
+                        memory_share=args.memory_share, start_ahead=args.start_ahead),
         worker_memory_mb=args.worker_memory_mb,
         executor=args.executor, address=args.address,
         baseline_cache=not args.no_baseline_cache, confine=not args.no_confine, untimed_wait=args.untimed_wait,

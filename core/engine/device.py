@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Callable
 
 from . import compile_ahead
-from .lane import EvalSettings, Lane
+from .lane import EvalSettings, Lane, start_ahead
 from .memory import MEMORY_SHARE, MemoryBudget, first_stage, footprint
 from .observation import AbnormalEnd, Observation
 from .phases import DEFAULT_DEFER_S, DEFAULT_GATHER_S, PhasedLock, default_timing_batch
+from .session import WorkerSession
 from .settings import Sharing
 
 #: lanes of one host, its GPUs together. Every process's CUDA start and every allocation from the driver
@@ -160,7 +161,10 @@ class Device:
         self.memory = MemoryBudget(int(share * memory_bytes) if memory_bytes else None)
         self.lanes = [Lane(self, i, self.env, modules) for i in range(max(lanes, 1))]
         self.timing_queue = timing_queue(sharing, len(self.lanes))
-        self.slots = len(self.lanes) + self.timing_queue  # units in flight at once
+        # at most one worker started ahead per lane (--start-ahead), its unit in flight without a lane
+        self.start_ahead = sharing.start_ahead
+        self._ahead = threading.BoundedSemaphore(len(self.lanes))
+        self.slots = len(self.lanes) * (2 if self.start_ahead else 1) + self.timing_queue  # units in flight at once
         self._pool = LanePool(self.lanes)
         self._parked: set = set()  # workers of units waiting for (or taking) their timing hold, laneless
 
@@ -182,7 +186,11 @@ class Device:
 
     def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str],
                  ticket: int | None = None) -> Observation:
-        lease = Lease(self._pool, self._parked, ticket)
+        started = None
+        if self.start_ahead:
+            started, lease = self._start_ahead(unit, settings, log_path, env, ticket)
+        else:
+            lease = Lease(self._pool, self._parked, ticket)
         try:
             lane = lease.lane
             prewarm = None
@@ -196,7 +204,7 @@ class Device:
 
             need = footprint(unit, settings.transfer)
             first = first_stage(unit, settings.transfer) if settings.memory_hold == "staged" else None
-            obs = self._attempt(unit, settings, log_path, env, lease, need, first)
+            obs = self._attempt(unit, settings, log_path, env, lease, need, first, started)
             ran_out = obs.out_of_memory if self.memory.capacity is not None else None
             if ran_out is not None:
                 # The plan is an estimate and peaks add up when they coincide: the unit is run again
@@ -220,15 +228,36 @@ class Device:
         finally:
             lease.release()
 
+    def _start_ahead(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str],
+                     ticket: int | None) -> tuple[WorkerSession, Lease]:
+        """``unit``'s worker started while the unit waits for its lane (``--start-ahead``), one per lane at
+        most; the worker, and the lease of the lane it got."""
+        with self._ahead:
+            started = start_ahead(self.env, self.lanes[0].modules, unit, settings, log_path, env)
+            self._parked.add(started.child)  # killed with the lanes' workers if the run is stopped
+            started.enter("wait_lane")
+            t = time.monotonic()
+            try:
+                lease = Lease(self._pool, self._parked, ticket)
+            except BaseException:
+                started.child.kill()
+                raise
+            finally:
+                self._parked.discard(started.child)
+            started.waited_for("wait_lane", time.monotonic() - t)  # on the unit's clock, not its limit
+        return started, lease
+
     def _attempt(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str], lease: Lease,
-                 need: int, first: list | None = None) -> Observation:
+                 need: int, first: list | None = None, started: WorkerSession | None = None) -> Observation:
         """One evaluation of ``unit`` on the lane ``lease`` holds, with ``need`` bytes of the budget;
-        ``first``: the combinations checked on a first stage's share (:func:`first_stage`)."""
+        ``first``: the combinations checked on a first stage's share (:func:`first_stage`); ``started``:
+        the unit's worker, started ahead of its lane (used by the first attempt only)."""
         def room(away=nullcontext, stage: bool = False):
             share = min(need, footprint(unit, settings.transfer, first)) if stage else need
             return self.memory.hold(share, away, self._pool.wanted)
 
-        obs = lease.lane.evaluate(unit, settings, log_path, env, room=room, lease=lease, first_stage=first)
+        obs = lease.lane.evaluate(unit, settings, log_path, env, room=room, lease=lease, first_stage=first,
+                                  started=started)
         if self.memory.capacity is not None and obs.steps is not None:
             obs = obs.with_memory(planned=min(need, self.memory.capacity))
         return obs

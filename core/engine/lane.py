@@ -44,17 +44,14 @@ class Lane:
         self.judge.close()
 
     def _fork(self, settings: EvalSettings, log_path: Path | None, env: dict[str, str]) -> WorkerSession:
-        if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-        w = WorkerSession(dict(self.env, **env), log_path, settings.worker_memory_mb, self.modules,
-                          settings.confine, unit_limit=settings.limits.unit)
+        w = fork(self.env, self.modules, settings, log_path, env)
         self.current = w.child
         return w
 
     # --- one unit ----------------------------------------------------------------------------
     def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str],
                  room: Callable[..., AbstractContextManager] = lambda away=None, stage=False: nullcontext(),
-                 lease=None, first_stage: list | None = None) -> Observation:
+                 lease=None, first_stage: list | None = None, started: WorkerSession | None = None) -> Observation:
         """``room(away)`` holds the unit's share of the device's memory: taken after the compile (host
         work: nvcc, imports, the profiler's start-up), given back after the worker has exited and the
         judge has let go of the unit's inputs. With a ``lease`` (:class:`.device.Lease`, holding this
@@ -62,7 +59,8 @@ class Lane:
         timing needs a lane, and while it waits for and takes its timing hold; it ends on whichever
         lane it took back. With ``first_stage`` (combinations: :func:`.memory.first_stage`) the unit
         checks those on a first stage's share (``room(away, stage=True)``), gives it back, and waits
-        for its whole share before the next combination (:func:`_grow`)."""
+        for its whole share before the next combination (:func:`_grow`). ``started``: the unit's worker,
+        forked and sent its setup before the unit had this lane (:func:`start_ahead`)."""
         def here() -> Lane:
             return lease.lane if lease is not None and lease.lane is not None else self
 
@@ -74,16 +72,22 @@ class Lane:
         def judge_peak(peak: int | None) -> None:
             rec.peak("judge_peak", peak)
         if self.closing:
+            if started is not None:
+                started.child.kill()
             rec.abnormal = AbnormalEnd("error", None, None, "the run was stopped")
             return rec.freeze()
-        w = self._fork(settings, log_path, env)
+        if started is not None:
+            w = started
+            self.current = w.child
+            w.enter("start")
+        else:
+            w = self._fork(settings, log_path, env)
         rec.seconds, self.clock = w.seconds, w.clock
         rec.steps = w.clock
         holding = ExitStack()
         keep_tail = False  # a unit that ends at its compile (failed, or compile only) keeps no log tail
         try:
-            ready = w.expect({"op": "setup", "job": compile_ahead.job(unit), "transfer": settings.transfer},
-                             settings.limits.start, "ready")
+            ready = w.expect(setup_request(unit, settings), settings.limits.start, "ready", sent=started is not None)
             _start_parts(w, ready)
             w.enter("compile")
             self.state = f"compile {unit.task.name}"
@@ -162,6 +166,33 @@ class Lane:
         if keep_tail:
             rec.log_tail = log_tail(log_path)
         return rec.freeze()
+
+
+def fork(device_env: dict[str, str], modules: tuple[str, ...], settings: EvalSettings, log_path: Path | None,
+         env: dict[str, str]) -> WorkerSession:
+    """A unit's worker, forked from the fork server with the device's and the unit's environment."""
+    if log_path is not None:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+    return WorkerSession(dict(device_env, **env), log_path, settings.worker_memory_mb, modules,
+                         settings.confine, unit_limit=settings.limits.unit)
+
+
+def setup_request(unit, settings: EvalSettings) -> dict:
+    return {"op": "setup", "job": compile_ahead.job(unit), "transfer": settings.transfer}
+
+
+def start_ahead(device_env: dict[str, str], modules: tuple[str, ...], unit, settings: EvalSettings,
+                log_path: Path | None, env: dict[str, str]) -> WorkerSession:
+    """``unit``'s worker forked and sent its setup (its confinement, then its CUDA context: nothing of the
+    candidate's yet), without waiting for the answer: the worker starts while the unit waits for a lane,
+    and the lane that takes the unit reads the answer (:meth:`Lane.evaluate`, ``started``). The wait for
+    the lane is ``wait_lane`` on the unit's clock, not on its limit."""
+    w = fork(device_env, modules, settings, log_path, env)
+    try:
+        w.child.send(setup_request(unit, settings))
+    except Exception:  # noqa: BLE001 - dead already: the lane reads that from its pipe and reports it
+        pass
+    return w
 
 
 def _start_parts(w, ready: dict) -> None:

@@ -114,9 +114,13 @@ class WorkerSession:
     def request(self, cmd: dict, timeout: float) -> Any:
         return self.within(timeout, lambda seconds: self.child.request(cmd, seconds), str(cmd.get("op")))
 
-    def expect(self, cmd: dict, timeout: float, kind: str) -> dict:
-        """A step that must answer ``kind``; a failure ends the unit."""
-        reply = self.request(cmd, timeout)
+    def expect(self, cmd: dict, timeout: float, kind: str, sent: bool = False) -> dict:
+        """A step that must answer ``kind``; a failure ends the unit. ``sent``: the request went out
+        earlier (a worker started ahead of its lane), only its answer is awaited."""
+        if sent:
+            reply = self.within(timeout, lambda seconds: self.child.recv(seconds), str(cmd.get("op")))
+        else:
+            reply = self.request(cmd, timeout)
         if not isinstance(reply, dict):
             raise Abnormal("error", f"worker error: answered {type(reply).__name__}, not a message")
         if reply.get("kind") == "failed":

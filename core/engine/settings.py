@@ -28,8 +28,9 @@ class Limits:
 @dataclass(frozen=True)
 class Sharing:
     """How a device is shared among the units on it: ``--timing-batch``, ``--timing-queue``,
-    ``--timing-gather``, ``--timing-defer`` (its timing phases, :class:`~.phases.PhasedLock`) and
-    ``--memory-share`` (its memory budget). None: the device's default, which may depend on its lanes.
+    ``--timing-gather``, ``--timing-defer`` (its timing phases, :class:`~.phases.PhasedLock`),
+    ``--memory-share`` (its memory budget) and ``--start-ahead`` (workers started before their lane).
+    None: the device's default, which may depend on its lanes.
     One object from the CLI to every device, local or a Ray actor, so a new setting is added here and
     read where it is used, not threaded through each constructor between."""
 
@@ -38,6 +39,9 @@ class Sharing:
     timing_gather_s: float | None = None  # a timing phase's gathering time (phases.DEFAULT_GATHER_S)
     timing_defer_s: float | None = None   # how long a ready phase waits for long checks (phases.DEFAULT_DEFER_S)
     memory_share: float | None = None     # of a GPU's memory the units' plans may take (memory.MEMORY_SHARE)
+    # start a unit's worker (fork, confinement, CUDA context) before it has a lane, while it waits for one
+    # (device.Device.evaluate): at most one such worker per lane; off by default until measured on a GPU
+    start_ahead: bool = False
 
 
 @dataclass
