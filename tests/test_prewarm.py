@@ -322,6 +322,7 @@ def test_the_pool_reuses_a_worker_only_for_its_environment_and_replaces_it_after
     pool = compile_ahead.CompileAhead([{"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "1"}],
                                       SimpleNamespace(worker_memory_mb=None, confine=None), (),
                                       compile_ahead.Gate(1, 1))
+    pool._queued = 1  # one more unit waits for the pool throughout (until said otherwise): workers are kept
 
     def compile_one(name, ok=True, where="pool", **env):
         outcome[name] = ok
@@ -352,6 +353,12 @@ def test_the_pool_reuses_a_worker_only_for_its_environment_and_replaces_it_after
     assert cuda.env["TORCH_EXTENSIONS_DIR"] == "/c/ext/i"
     assert compile_one("j", where="off") is not cuda
     assert (pool.started, pool.units) == (len(_FakeSession.started), 11)
-    last = _FakeSession.started[-1]
+    last = compile_one("k")
+    assert not last.stopped  # kept idle while units wait for the pool...
+    pool._queued = 0
+    assert compile_one("l") is last and last.stopped  # ...and stopped after its unit once none waits
+    kept = compile_one("m")
+    pool._queued = 1
+    assert compile_one("n") is not kept
     pool.close()
-    assert last.killed  # kept idle until the run ends, then killed with those in flight
+    assert _FakeSession.started[-1].killed  # kept idle until the run ends, then killed with those in flight

@@ -16,7 +16,10 @@ start (fork, confinement, CUDA context) cost 7.6-9.4 s of a unit's 11.4-14 s of 
 worker serves at most ``WORKER_UNITS`` units and is replaced after any unit that did not end cleanly.
 A candidate in it can reach the next one's compile no further than through the shared cache, which
 its own throwaway worker could write as well. What the worker printed for a unit is copied to that
-unit's log.
+unit's log. A worker is kept only while units wait for the pool: on one GPU of a 4-GPU host, 20 kept
+workers' CUDA contexts stayed on that GPU after the pool's work was done, outside the memory budget,
+when an eager baseline's worker found no memory for its own context (reports/2026-11-28-kept-workers,
+call 40).
 """
 
 from __future__ import annotations
@@ -252,13 +255,18 @@ class CompileAhead:
         self._lock = threading.Lock()
         self._turn = 0
         self.started = self.units = 0  # workers started, units compiled (the pool's reuse)
+        self._queued = 0  # units submitted that have not started compiling
         self.closing = False
 
     def submit(self, unit, log_path: Path | None, env: dict[str, str]) -> cf.Future:
+        with self._lock:
+            self._queued += 1
         return self.pool.submit(self._run, unit, env, log_path, time.monotonic())
 
     def _run(self, unit, env: dict[str, str], log_path: Path | None, queued_at: float) -> dict[str, float] | None:
         with self.gate.slot(lambda: self.closing):
+            with self._lock:
+                self._queued -= 1
             # the wait for a free worker, apart from the work: whether this pool is what units wait on
             unit.compile_queued = round(time.monotonic() - queued_at, 3)
             if self.closing:
@@ -276,7 +284,9 @@ class CompileAhead:
             kept.served += 1
             with self._lock:
                 self.units += 1
-                keep = reusable and kept.served < WORKER_UNITS and not self.closing
+                # kept only while units wait for the pool: once the queue is empty an idle worker would hold
+                # its CUDA context (outside the device's memory budget) for the rest of the run
+                keep = reusable and kept.served < WORKER_UNITS and not self.closing and self._queued > 0
                 if keep:
                     self._idle.append(kept)
             if not keep:
