@@ -160,7 +160,17 @@ def test_a_unit_that_ran_out_of_memory_beside_others_is_run_again_alone(tmp_path
 
     def hold(self, need, *args, **kwargs):
         holds.append(need)
+        events.append(("hold", need))
         return real_hold(self, need, *args, **kwargs)
+
+    from mkbench.engine import session as session_mod
+    real_expect, events = session_mod.WorkerSession.expect, []
+
+    def expect(self, cmd, *args, **kwargs):
+        if cmd.get("op") == "setup" and not cmd["job"]["backend"].is_baseline:
+            events.append(("setup", None))
+        return real_expect(self, cmd, *args, **kwargs)
+    monkeypatch.setattr(session_mod.WorkerSession, "expect", expect)
     monkeypatch.setattr(device_mod.Device, "__init__", with_budget)
     monkeypatch.setattr(lane_mod.Lane, "evaluate", evaluate)
     monkeypatch.setattr(memory_mod.MemoryBudget, "hold", hold)
@@ -170,6 +180,12 @@ def test_a_unit_that_ran_out_of_memory_beside_others_is_run_again_alone(tmp_path
     assert code == 0, err
     assert sorted(attempts) == ["eager", "reference", "reference"]
     assert holds.count(64 * GIB) == 1 and len(holds) == 3  # the second attempt held the whole budget
+    # ...before its worker set up (created its CUDA context: where an attempt beside others may run out),
+    # where the first attempt took its share after its compile
+    whole = events.index(("hold", 64 * GIB))
+    assert [e for e in events if e[0] == "setup"] == [("setup", None)] * 2
+    first, second = [k for k, e in enumerate(events) if e[0] == "setup"]
+    assert first < whole < second, events
     rows = [r for r in Store(store).results() if r["verdict"] != "skipped"]
     assert {r["verdict"] for r in rows} == {"correct"}
     retried = {r["method"]: r["extra"].get("memory_retry") for r in rows}

@@ -210,8 +210,8 @@ class Device:
                 # The plan is an estimate and peaks add up when they coincide: the unit is run again
                 # with the whole budget to itself, so that running out of memory beside other units
                 # never becomes a candidate's verdict (or the judge's error). The row says why.
-                obs = replace(self._attempt(unit, settings, log_path, env, lease, self.memory.capacity),
-                              retried=ran_out[:500])
+                obs = replace(self._attempt(unit, settings, log_path, env, lease, self.memory.capacity,
+                                            room_first=True), retried=ran_out[:500])
             if prewarm is not None:
                 obs = obs.with_step("prewarm", prewarm.pop("compile_ahead"))  # lane time
                 obs = obs.with_steps(prewarm)
@@ -248,16 +248,18 @@ class Device:
         return started, lease
 
     def _attempt(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str], lease: Lease,
-                 need: int, first: list | None = None, started: WorkerSession | None = None) -> Observation:
+                 need: int, first: list | None = None, started: WorkerSession | None = None,
+                 room_first: bool = False) -> Observation:
         """One evaluation of ``unit`` on the lane ``lease`` holds, with ``need`` bytes of the budget;
         ``first``: the combinations checked on a first stage's share (:func:`first_stage`); ``started``:
-        the unit's worker, started ahead of its lane (used by the first attempt only)."""
+        the unit's worker, started ahead of its lane (used by the first attempt only); ``room_first``: the
+        share held before the worker sets up (:meth:`Lane.evaluate`)."""
         def room(away=nullcontext, stage: bool = False):
             share = min(need, footprint(unit, settings.transfer, first)) if stage else need
             return self.memory.hold(share, away, self._pool.wanted)
 
         obs = lease.lane.evaluate(unit, settings, log_path, env, room=room, lease=lease, first_stage=first,
-                                  started=started)
+                                  started=started, room_first=room_first)
         if self.memory.capacity is not None and obs.steps is not None:
             obs = obs.with_memory(planned=min(need, self.memory.capacity))
         return obs

@@ -51,7 +51,8 @@ class Lane:
     # --- one unit ----------------------------------------------------------------------------
     def evaluate(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str],
                  room: Callable[..., AbstractContextManager] = lambda away=None, stage=False: nullcontext(),
-                 lease=None, first_stage: list | None = None, started: WorkerSession | None = None) -> Observation:
+                 lease=None, first_stage: list | None = None, started: WorkerSession | None = None,
+                 room_first: bool = False) -> Observation:
         """``room(away)`` holds the unit's share of the device's memory: taken after the compile (host
         work: nvcc, imports, the profiler's start-up), given back after the worker has exited and the
         judge has let go of the unit's inputs. With a ``lease`` (:class:`.device.Lease`, holding this
@@ -60,7 +61,9 @@ class Lane:
         lane it took back. With ``first_stage`` (combinations: :func:`.memory.first_stage`) the unit
         checks those on a first stage's share (``room(away, stage=True)``), gives it back, and waits
         for its whole share before the next combination (:func:`_grow`). ``started``: the unit's worker,
-        forked and sent its setup before the unit had this lane (:func:`start_ahead`)."""
+        forked and sent its setup before the unit had this lane (:func:`start_ahead`). ``room_first``: the
+        unit's share is held before its worker sets up, not after its compile (a retry after running out
+        of memory)."""
         def here() -> Lane:
             return lease.lane if lease is not None and lease.lane is not None else self
 
@@ -85,8 +88,26 @@ class Lane:
         rec.seconds, self.clock = w.seconds, w.clock
         rec.steps = w.clock
         holding = ExitStack()
+        hold = holding.enter_context(ExitStack())  # the unit's share; a staged one is replaced once
+        # it waits for the room on its lane, unless a unit back from timing needs the lane
+        away = (lambda: lease.away(w, settings.limits.start, judge_peak)) if lease is not None else nullcontext
+
+        def take_room(stage: bool) -> None:
+            w.enter(WAIT_MEMORY)
+            self.state = f"wait for memory {unit.task.name}"
+            lane_wait = w.clock.get("wait_lane", 0.0)
+            hold.enter_context(room(away, stage))
+            lane_wait = w.clock.get("wait_lane", 0.0) - lane_wait  # on the clock already, as wait_lane
+            # another lane's doing: not on the unit limit
+            w.waited_for(WAIT_MEMORY, time.monotonic() - w.t - lane_wait)
+
         keep_tail = False  # a unit that ends at its compile (failed, or compile only) keeps no log tail
         try:
+            if room_first:
+                # a unit run again after it ran out of memory: its share (the whole budget) is held before
+                # its worker creates a CUDA context, which is where an earlier attempt may have run out
+                take_room(False)
+                w.enter("start")
             ready = w.expect(setup_request(unit, settings), settings.limits.start, "ready", sent=started is not None)
             _start_parts(w, ready)
             w.enter("compile")
@@ -107,16 +128,8 @@ class Lane:
                     t = time.monotonic()
                     w.expect({"op": "warm"}, settings.limits.start, "warm")
                     w.add("warm", time.monotonic() - t)  # the profiler's start, within the compile stage
-                w.enter(WAIT_MEMORY)
-                self.state = f"wait for memory {unit.task.name}"
-                # it waits for the room on its lane, unless a unit back from timing needs the lane
-                away = (lambda: lease.away(w, settings.limits.start, judge_peak)) if lease is not None else nullcontext
-                lane_wait = w.clock.get("wait_lane", 0.0)
-                hold = holding.enter_context(ExitStack())  # the unit's share; a staged one is replaced once
-                hold.enter_context(room(away, first_stage is not None))
-                lane_wait = w.clock.get("wait_lane", 0.0) - lane_wait  # on the clock already, as wait_lane
-                # another lane's doing: not on the unit limit
-                w.waited_for(WAIT_MEMORY, time.monotonic() - w.t - lane_wait)
+                if not room_first:
+                    take_room(first_stage is not None)
                 w.enter("correctness")
                 run = steps.UnitRun(unit, settings, self.device, w, here().judge, rec, say)
                 if lease is not None:
