@@ -5,14 +5,18 @@
 #   git archive a601159 core backends tasks hardware_profiles | (mkdir -p .bench/prev-kept && tar -x -C .bench/prev-kept)
 #   GPUS=all LIMIT=240 bash reports/2026-11-28-kept-workers/run.sh    # nvidia-h200-x4 (counts in full); carry .bench/prev-kept
 #   GPUS=0 LIMIT=270 bash reports/2026-11-28-kept-workers/run.sh      # nvidia-h200
+#   GPUS=0 LIMIT=180 VARIANTS="ahead=--start-ahead" bash reports/2026-11-28-kept-workers/run.sh   # and a third run
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 out=${OUT:-results}; mkdir -p "$out"; out=$(realpath "$out")
 python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
 { nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv; nproc; } > "$out/device.txt" 2>&1
 rm -rf /tmp/kept
+# VARIANTS="LABEL=ARGS;LABEL=ARGS": this tree again with ARGS added, after the runs ORDER names (e.g. ahead=--start-ahead)
+IFS=';' read -ra variants <<< "${VARIANTS:-}"
+runs=(); for v in "${variants[@]}"; do runs+=(--variant "$v"); done
 python3 benchmarks/throughput.py --previous "$PWD/${PREV:-.bench/prev-kept}" --out /tmp/kept --order "${ORDER-previous,this}" \
-  --limit "${LIMIT:-240}" -- --backend triton --hw auto --baselines eager --time-role large --gpus "${GPUS:-0}" \
+  --limit "${LIMIT:-240}" "${runs[@]}" -- --backend triton --hw auto --baselines eager --time-role large --gpus "${GPUS:-0}" \
   > "$out/kept.log" 2>&1
 cp /tmp/kept/summary.json "$out/summary.json"
 for s in /tmp/kept/*.sqlite; do python3 -m mkbench analyze engine --store "$s" > "$out/$(basename "${s%.sqlite}")-engine.md" 2>&1; done
