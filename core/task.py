@@ -107,6 +107,11 @@ class Task:
     #: more than ``bytes`` (the traffic the roofline counts: a gather reads a fraction of its table), or
     #: None. The device's memory budget scales the larger of the two (:func:`mkbench.engine.memory.footprint`)
     resident_bytes: Callable[[Shape, torch.dtype], float] | None = None
+    #: ``working_bytes(shape, dtype)``: the reference's own intermediates at their peak, beyond its inputs and
+    #: outputs (an attention's score and probability matrices), computed at ``dtype``; or None. The judge
+    #: holds them at the reference's precision, and a baseline's worker (eager runs the reference) at the
+    #: task's; a candidate's kernel need not (:func:`mkbench.engine.memory.footprint`)
+    working_bytes: Callable[[Shape, torch.dtype], float] | None = None
     source: str | None = field(default=None, compare=False)  # file the task was loaded from
 
     def __post_init__(self):

@@ -52,6 +52,21 @@ def nbytes(shape: Sequence[int], dtype: torch.dtype) -> int:
     return math.prod(shape) * itemsize(dtype)
 
 
+#: score-sized matrices an attention reference holds at its peak: scores, the mask's fill, softmax's
+#: output and its temporaries, and the contract's bound terms in the judge. Measured with the allocators'
+#: peaks on H200s (reports/2026-11-28-kept-workers, calls 39-40): the judges of sdpa_causal and sdpa_gqa held
+#: 6.4 float64 score matrices (27.3 GiB), attention_alibi's 4.6-4.9; eager's workers 5.3 and 4.4 float32 ones.
+#: Seven covers the most held
+SCORE_COPIES = 7
+
+
+def attention_working_bytes(score_elements: int, dtype: torch.dtype) -> float:
+    """An attention reference's intermediates (``Task.working_bytes``): ``SCORE_COPIES`` matrices of the
+    ``score_elements`` it materializes at once, at ``dtype`` or float32, whichever is wider (its
+    accumulation type)."""
+    return float(SCORE_COPIES * score_elements * max(itemsize(dtype), 4))
+
+
 def total_nbytes(shapes: Sequence[Sequence[int]], dtype: torch.dtype) -> int:
     """Bytes of several tensors of one dtype: the compulsory traffic of an op that reads its
     inputs and writes its outputs once each (inputs, weights, bias, output of a convolution)."""

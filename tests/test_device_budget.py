@@ -147,3 +147,30 @@ def test_default_lanes_share_one_host_among_its_gpus():
     assert default_lanes(2, 1) == 2
     assert default_lanes(8, 1) == 6
     assert default_lanes(4, 4) == 2
+
+
+def test_an_attention_unit_is_planned_for_the_scores_its_judge_and_eager_hold():
+    """The judges of sdpa_causal's large units held 27.3 GiB and eager's worker 11.4 GiB on H200s
+    (reports/2026-11-28-kept-workers, calls 39-40) where the plan was 7.6 GiB for the whole unit: the
+    reference's [H, S, S] scores are no input or output. Its working bytes now go on the judge's share (at
+    float64) and on a baseline's worker (eager runs the reference); a candidate's kernel is not planned
+    for them."""
+    from types import SimpleNamespace
+    task = load_task_file(str(ROOT / "tasks/fusion/sdpa_causal.py"))
+    combos = [("large", "float32"), ("large", "bfloat16")]
+
+    def plan(baseline):
+        unit = Unit(task, combos)
+        unit.backend = SimpleNamespace(is_baseline=baseline)
+        return footprint(unit) - CONTEXT_BYTES
+
+    judge_peak, eager_peak, kernel_peak = 27.31 * GiB, 11.41 * GiB, 3.56 * GiB  # the allocators' peaks
+    assert plan(True) >= judge_peak + eager_peak
+    assert plan(False) >= judge_peak + kernel_peak
+    assert plan(True) - plan(False) == task.working_bytes(task.shape("large"), torch.float32)
+    # still admitted on its own within an 80 GB card's budget
+    assert plan(True) + CONTEXT_BYTES < MEMORY_SHARE * 79.6 * GiB
+    # a task that declares none is planned as before
+    other = Unit(load_task_file(str(ROOT / "tasks/math/cumsum.py")), [("large", "float32")])
+    other.backend = SimpleNamespace(is_baseline=True)
+    assert footprint(other) == footprint(Unit(other.task, other.combos))

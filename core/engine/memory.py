@@ -120,20 +120,29 @@ def footprint(unit, transfer: str = "area", combos=None) -> int:
     H200 run's out-of-memory reports), inside the memory ``MEMORY_SHARE`` leaves unplanned. With
     ``transfer`` "area" the worker also keeps its transfer area: one call's outputs and inputs, made
     ``transfer.AREA_GROWTH`` times larger than asked (uncounted, the workers' peaks went from 0.94 to
-    1.28 times their plan on an H100, reports/2026-11-28-calls/call12-h100). ``combos``: only these of the
+    1.28 times their plan on an H100, reports/2026-11-28-calls/call12-h100). A task's ``working_bytes``
+    (the reference's intermediates: an attention's score matrices) is added to the judge's share at the
+    reference's precision and, for a baseline, to the worker's at the task's: attention units held 3.7-5.9
+    times their plans without it (reports/2026-11-28-kept-workers, calls 39-40). ``combos``: only these of the
     unit's combinations (default: all)."""
-    worker = judge = 0
+    worker = judge = work_worker = work_judge = 0
     precision = getattr(getattr(unit.task, "contract", None), "reference_precision", None)
+    working = getattr(unit.task, "working_bytes", None)
+    baseline = bool(getattr(getattr(unit, "backend", None), "is_baseline", False))
     for shape_name, dtype in (unit.combos if combos is None else combos):
         try:
             shape, native = unit.task.shape(shape_name), DTYPES[dtype]
             worker = max(worker, task_bytes(unit.task, shape, native))
             upcast = precision if precision is not None and native.is_floating_point else native
             judge = max(judge, task_bytes(unit.task, shape, upcast))
+            if working is not None:
+                work_judge = max(work_judge, int(working(shape, upcast)))
+                if baseline:
+                    work_worker = max(work_worker, int(working(shape, native)))
         except Exception:  # a task whose byte count fails is admitted on the context cost alone
             pass
     area = int(AREA_GROWTH * worker) if transfer == "area" else 0
-    return FOOTPRINT_FACTOR * worker + area + JUDGE_FACTOR * judge + CONTEXT_BYTES
+    return FOOTPRINT_FACTOR * worker + area + work_worker + JUDGE_FACTOR * judge + work_judge + CONTEXT_BYTES
 
 
 #: a staged hold's first stage: the leading combinations whose worker and judge shares together are at most

@@ -4,7 +4,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
-from mkbench.taskkit import nbytes, randn
+from mkbench.taskkit import attention_working_bytes, nbytes, randn
 
 # float32 atol, derived as for tasks/fusion/sdpa_causal.py: softmax weights carry a relative error
 # of about u * |z| from exp() (u = 2^-24) and the P V sum over up to S keys adds u * sqrt(S), so
@@ -66,6 +66,11 @@ def nbytes_moved(shape, dtype):
     return float(4 * nbytes((b, h, s, d), dtype) + nbytes((h,), dtype))
 
 
+def working_bytes(shape, dtype):
+    # The whole batch's [B, H, S, S] scores (and the bias beside them), several of them at once
+    return attention_working_bytes(shape["batch"] * shape["heads"] * shape["seq"] ** 2, dtype)
+
+
 TASK = Task(
     name="attention_alibi",
     category="fusion",
@@ -85,4 +90,5 @@ TASK = Task(
     contract=AllClose(tolerances=TOLERANCES),
     flops=flops,
     bytes=nbytes_moved,
+    working_bytes=working_bytes,
 )

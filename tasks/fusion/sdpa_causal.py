@@ -4,7 +4,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, AllClose, Tol
-from mkbench.taskkit import nbytes, randn
+from mkbench.taskkit import attention_working_bytes, nbytes, randn
 
 # float32 atol, derived: each output is a softmax-weighted average over up to S keys; exp() of
 # logits up to ~35 (std ~1) carries a relative error of about u * |z| (u = 2^-24) per weight, and the
@@ -57,6 +57,11 @@ def nbytes_moved(shape, dtype):
     return float(4 * nbytes((b, h, s, d), dtype))
 
 
+def working_bytes(shape, dtype):
+    # One batch entry's [H, S, S] scores at a time (the reference's loop), several of them at once
+    return attention_working_bytes(shape["heads"] * shape["seq"] ** 2, dtype)
+
+
 TASK = Task(
     name="sdpa_causal",
     category="fusion",
@@ -75,4 +80,5 @@ TASK = Task(
     contract=AllClose(tolerances=TOLERANCES),
     flops=flops,
     bytes=nbytes_moved,
+    working_bytes=working_bytes,
 )

@@ -4,7 +4,7 @@ import torch
 
 from mkbench import Shape, Task
 from mkbench.contracts import DEFAULT_TOLERANCES, RoundingBound
-from mkbench.taskkit import nbytes, randn
+from mkbench.taskkit import attention_working_bytes, nbytes, randn
 
 #: query rows per block of the bound's float64 work (a few [rows, Sk] tensors at a time)
 BOUND_ROWS = 4096
@@ -101,6 +101,11 @@ def nbytes_moved(shape, dtype):
     return float(2 * nbytes((b, hq, sq, d), dtype) + 2 * nbytes((b, hkv, sk, d), dtype))
 
 
+def working_bytes(shape, dtype):
+    # One batch entry's [Hq, Sq, Sk] scores at a time (the reference's loop), several of them at once
+    return attention_working_bytes(shape["q_heads"] * shape["q_len"] * shape["k_len"], dtype)
+
+
 TASK = Task(
     name="sdpa_gqa",
     category="fusion",
@@ -126,4 +131,5 @@ TASK = Task(
         "P V sum (rounding_magnitude)")),
     flops=flops,
     bytes=nbytes_moved,
+    working_bytes=working_bytes,
 )
