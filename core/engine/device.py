@@ -188,7 +188,11 @@ class Device:
                  ticket: int | None = None) -> Observation:
         started = None
         if self.start_ahead:
-            started, lease = self._start_ahead(unit, settings, log_path, env, ticket)
+            try:
+                started, lease = self._start_ahead(unit, settings, log_path, env, ticket)
+            except Exception as exc:  # the fork itself failed: this unit's end, with the reason, not the run's
+                return Observation(abnormal=AbnormalEnd("error", None, None, "internal error starting the worker: "
+                                                        f"{type(exc).__name__}: {exc}"))
         else:
             lease = Lease(self._pool, self._parked, ticket)
         try:
