@@ -8,6 +8,7 @@ here, so the judge never imports candidate code.
 
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 from .. import judge as judge_mod
@@ -23,10 +24,13 @@ class JudgeClient:
         self.env, self.device_kind, self.modules, self.stopped = env, device_kind, modules, stopped
         self._child: Child | None = None
         self._cpu_gone = 0.0  # CPU seconds of this lane's judges that have exited
+        # close() runs on the lane's thread (a judge that hung or died) and on the one stopping the run
+        self._closing = threading.Lock()
 
     def cpu(self) -> float:
         """CPU seconds this lane's judges have used, the one running and those replaced."""
-        return round(self._cpu_gone + ((tree_cpu(self._child.pid) or 0.0) if self._child is not None else 0.0), 3)
+        child = self._child  # read once: another thread may close the judge meanwhile
+        return round(self._cpu_gone + ((tree_cpu(child.pid) or 0.0) if child is not None else 0.0), 3)
 
     def process(self) -> Child:
         if self.stopped():
@@ -85,11 +89,13 @@ class JudgeClient:
 
     def ask_stop(self) -> None:
         """Tell the judge to stop, without waiting for it (:meth:`close` waits)."""
-        if self._child is not None:
-            self._child.ask_stop()
+        child = self._child
+        if child is not None:
+            child.ask_stop()
 
     def close(self) -> None:
-        if self._child is not None:
-            self._cpu_gone += tree_cpu(self._child.pid) or 0.0
-            self._child.stop(grace=2)
-            self._child = None
+        with self._closing:
+            child, self._child = self._child, None
+            if child is not None:
+                self._cpu_gone += tree_cpu(child.pid) or 0.0
+                child.stop(grace=2)
