@@ -305,13 +305,10 @@ class CompileAhead:
             dead = [kept for kept in self._idle if not kept.session.alive()]  # killed while idle: replaced
             self._idle = [kept for kept in self._idle if kept not in dead]
             evicted += dead
-            for k, kept in enumerate(self._idle):
-                if kept.key == key:
-                    found = self._idle.pop(k)
-                    break
+            found = next((kept for kept in self._idle if kept.key == key), None)
+            if found is not None:
+                self._idle.remove(found)
             else:
-                found = None
-            if found is None:
                 while self._idle and len(self._idle) + self.gate.running > self.gate.ceiling:
                     evicted.append(self._idle.pop(0))
                 device_env = self.envs[self._turn % len(self.envs)]

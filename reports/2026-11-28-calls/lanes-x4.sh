@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Superseded by ../2026-11-28-kept-workers/next-x4.sh, which runs these two settings and --start-ahead in one call.
 # Lanes per GPU on a 4-GPU host (issue 28's scaling), on nvidia-h200-x4: the README main job (Triton references
 # against eager, large shapes timed) with --gpus all twice in one call, each stopped at LIMIT s: the default
 # lanes (HOST_LANES 16 shared: 4 per GPU) and --lanes 8 per GPU. Why: call 34 scaled 2.73x over one GPU with
