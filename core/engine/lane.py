@@ -21,6 +21,7 @@ from typing import Callable, Iterator
 from . import compile_ahead, steps
 from .clock import CPU_WORKER, WAIT_MEMORY
 from .judge_client import JudgeClient
+from .memory import judge_share
 from .observation import AbnormalEnd, Compiled, Observation, Recorder
 from .procs import Child, Died, Timeout, log_tail
 from .session import Abnormal, UnitTimeout, WorkerSession
@@ -92,11 +93,13 @@ class Lane:
         # it waits for the room on its lane, unless a unit back from timing needs the lane
         away = (lambda: lease.away(w, settings.limits.start, judge_peak)) if lease is not None else nullcontext
 
+        share = _Share(unit, settings.transfer, set_aside=not room_first)
+
         def take_room(stage: bool) -> None:
             w.enter(WAIT_MEMORY)
             self.state = f"wait for memory {unit.task.name}"
             lane_wait = w.clock.get("wait_lane", 0.0)
-            hold.enter_context(room(away, stage))
+            share.took(hold.enter_context(room(away, stage)), first_stage if stage else None)
             lane_wait = w.clock.get("wait_lane", 0.0) - lane_wait  # on the clock already, as wait_lane
             # another lane's doing: not on the unit limit
             w.waited_for(WAIT_MEMORY, time.monotonic() - w.t - lane_wait)
@@ -133,9 +136,11 @@ class Lane:
                 w.enter("correctness")
                 run = steps.UnitRun(unit, settings, self.device, w, here().judge, rec, say)
                 if lease is not None:
-                    run.away = lambda: _away(lease, run, settings.limits.start, judge_peak)
+                    run.away = lambda: _away(lease, run, settings.limits.start, judge_peak,
+                                             lambda: share.judge_aside(w))
                 if first_stage is not None:
-                    run.room_for = _grow(run, set(first_stage), hold, lambda: room(away), lambda: here().judge)
+                    run.room_for = _grow(run, set(first_stage), hold, lambda: room(away), lambda: here().judge,
+                                         took=lambda held: share.took(held, None))
                 passed = steps.correctness(run)
                 if settings.time_roles:
                     passed = [(sh, dt) for sh, dt in passed if unit.task.shape(sh).role in settings.time_roles]
@@ -227,7 +232,7 @@ def _worker_peak(w: WorkerSession) -> int | None:
 
 
 def _grow(run: steps.UnitRun, first: set, hold: ExitStack, whole: Callable[[], AbstractContextManager],
-          judge: Callable[[], JudgeClient]):
+          judge: Callable[[], JudgeClient], took: Callable[[object], None] = lambda held: None):
     """``run.room_for``: before the first combination outside the first stage, the unit gives its first
     stage's share back and waits for its whole share (never holding one while waiting for the other, so
     that staging adds no wait that could close a cycle), maybe without its lane as at its first wait;
@@ -244,16 +249,45 @@ def _grow(run: steps.UnitRun, first: set, hold: ExitStack, whole: Callable[[], A
         t, lane_wait = time.monotonic(), w.clock.get("wait_lane", 0.0)
         run.say(f"wait for memory {run.unit.task.name}")
         hold.close()  # the first stage's share back
-        hold.enter_context(whole())
+        took(hold.enter_context(whole()))
         run.judge = judge()
         w.waited_for(WAIT_MEMORY, time.monotonic() - t - (w.clock.get("wait_lane", 0.0) - lane_wait))
     return room_for
 
 
+class _Share:
+    """The unit's hold on the device's memory budget (a :class:`.memory.Held`, or None where the budget is
+    replaced, as tests do), and the combinations it was planned for."""
+
+    def __init__(self, unit, transfer: str, set_aside: bool):
+        self.unit, self.transfer, self.may_set_aside = unit, transfer, set_aside
+        self.held, self.combos = None, None
+
+    def took(self, held, combos: list | None) -> None:
+        self.held, self.combos = held, combos
+
+    def judge_aside(self, w: WorkerSession) -> AbstractContextManager:
+        """The judge's share given to other units while the unit is away to be timed: its judge let go of
+        everything of the unit's as the unit left its lane, and timing uses only the worker. A candidate
+        takes it back after timing (its answers are judged again); a baseline, trusted and not judged
+        after timing, does not. On one H200, units waited for the budget 45% of their time while each
+        held its whole share for the 14 s it spent away to be timed (reports/2026-11-28-kept-workers,
+        call 40). Not for a unit run again after it ran out of memory: it keeps the whole budget."""
+        set_aside = getattr(self.held, "set_aside", None)
+        if not self.may_set_aside or set_aside is None:
+            return nullcontext()
+        return set_aside(judge_share(self.unit, self.transfer, self.combos),
+                         back=not self.unit.backend.is_baseline,
+                         waited=lambda seconds: w.waited_for(WAIT_MEMORY, seconds))
+
+
 @contextmanager
-def _away(lease, run: steps.UnitRun, judge_timeout: float, judge_peak) -> Iterator[None]:
-    """The unit without a lane while it waits for and takes its timing hold; afterwards its checks use
-    the judge of the lane it took back."""
+def _away(lease, run: steps.UnitRun, judge_timeout: float, judge_peak,
+          aside: Callable[[], AbstractContextManager] = nullcontext) -> Iterator[None]:
+    """The unit without a lane while it waits for and takes its timing hold, its judge's share of the memory
+    set aside (``aside()``, taken once the lane's judge has let go, and back before the unit waits for a lane);
+    afterwards its checks use the judge of the lane it took back."""
     with lease.away(run.worker, judge_timeout, judge_peak):
-        yield
+        with aside():
+            yield
     run.judge = lease.lane.judge

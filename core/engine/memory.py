@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Callable
 
@@ -41,12 +42,19 @@ class MemoryBudget:
         self._cond = threading.Condition()
         self._waiting: dict[int, int] = {}  # ticket -> need, of units not yet admitted (in arrival order)
         self._tickets = itertools.count()
+        self._aside: dict[int, int] = {}  # ticket -> bytes, of shares set aside to be taken back
+
+    def _reserve(self) -> int:
+        """Room kept for the largest share set aside (:meth:`Held.set_aside`): the unit that takes it back
+        then always finds it, whatever was admitted while it was away."""
+        return max(self._aside.values(), default=0)
 
     def _fits(self, need: int, ticket: int) -> bool:
-        if self.used + need > self.capacity:
+        room = self.capacity - self._reserve()
+        if self.used + need > room:
             return False
         earlier = next((n for t, n in self._waiting.items() if t < ticket), None)
-        return earlier is None or self.used + need + earlier <= self.capacity
+        return earlier is None or self.used + need + earlier <= room
 
     def _take(self, need: int, ticket: int) -> None:
         self.used += need
@@ -63,7 +71,7 @@ class MemoryBudget:
         device once every lane did so while units back from timing waited for a lane: a resumed H200
         main job sat six minutes at 0% with 56 GiB held (``reports/2026-11-27-main-job-preload``)."""
         if self.capacity is None:
-            yield
+            yield Held(self, 0)
             return
         need = min(need, self.capacity)  # a unit bigger than the budget runs alone
         with self._cond:
@@ -87,12 +95,60 @@ class MemoryBudget:
                 if self._waiting.pop(ticket, None) is not None:
                     self._cond.notify_all()
             raise
+        held = Held(self, need)
         try:
-            yield
+            yield held
         finally:
             with self._cond:
-                self.used -= need
+                self.used -= held.bytes
                 self._cond.notify_all()
+
+
+class Held:
+    """A unit's share of a :class:`MemoryBudget` (what :meth:`MemoryBudget.hold` yields), of which a part
+    may be set aside for a while (:meth:`set_aside`)."""
+
+    def __init__(self, budget: MemoryBudget, nbytes: int):
+        self.budget, self.bytes = budget, nbytes
+
+    @contextmanager
+    def set_aside(self, nbytes: int, back: bool = True, waited: Callable[[float], None] = lambda s: None):
+        """``nbytes`` of the share given to other units for the block: a unit's judge share while it waits for
+        and takes its timing hold (its judge has let go of everything of the unit's by then). With ``back``
+        the unit takes them back as the block ends, before any unit admitted later (the budget keeps room
+        for the largest share set aside, so taking it back never waits on a unit that is not running);
+        ``waited(seconds)`` is told how long that took. Without, the share stays smaller."""
+        budget = self.budget
+        nbytes = max(0, min(nbytes, self.bytes))
+        if budget.capacity is None or nbytes == 0:
+            yield
+            return
+        with budget._cond:
+            ticket = next(budget._tickets)
+            budget.used -= nbytes
+            self.bytes -= nbytes
+            if back:
+                budget._aside[ticket] = nbytes
+            budget._cond.notify_all()
+        if not back:
+            yield
+            return
+        try:
+            yield
+        except BaseException:  # the unit ends here (stopped, timed out): nothing to take back
+            with budget._cond:
+                del budget._aside[ticket]
+                budget._cond.notify_all()
+            raise
+        t = time.monotonic()
+        with budget._cond:
+            while budget.used + nbytes > budget.capacity:
+                budget._cond.wait()
+            del budget._aside[ticket]
+            budget.used += nbytes
+            self.bytes += nbytes
+            budget._cond.notify_all()
+        waited(time.monotonic() - t)
 
 
 def task_bytes(task, shape, dtype) -> int:
@@ -125,6 +181,18 @@ def footprint(unit, transfer: str = "area", combos=None) -> int:
     reference's precision and, for a baseline, to the worker's at the task's: attention units held 3.7-5.9
     times their plans without it (reports/2026-11-28-kept-workers, calls 39-40). ``combos``: only these of the
     unit's combinations (default: all)."""
+    worker, judge = _shares(unit, transfer, combos)
+    return worker + judge + CONTEXT_BYTES
+
+
+def judge_share(unit, transfer: str = "area", combos=None) -> int:
+    """The part of :func:`footprint` that is the judge's (its CUDA context aside): what a unit sets aside
+    while its judge holds nothing of it (:meth:`Held.set_aside`, while the unit waits to be timed)."""
+    return _shares(unit, transfer, combos)[1]
+
+
+def _shares(unit, transfer: str, combos) -> tuple[int, int]:
+    """:func:`footprint`'s worker and judge shares, without the contexts."""
     worker = judge = work_worker = work_judge = 0
     precision = getattr(getattr(unit.task, "contract", None), "reference_precision", None)
     working = getattr(unit.task, "working_bytes", None)
@@ -142,7 +210,7 @@ def footprint(unit, transfer: str = "area", combos=None) -> int:
         except Exception:  # a task whose byte count fails is admitted on the context cost alone
             pass
     area = int(AREA_GROWTH * worker) if transfer == "area" else 0
-    return FOOTPRINT_FACTOR * worker + area + work_worker + JUDGE_FACTOR * judge + work_judge + CONTEXT_BYTES
+    return FOOTPRINT_FACTOR * worker + area + work_worker, JUDGE_FACTOR * judge + work_judge
 
 
 #: a staged hold's first stage: the leading combinations whose worker and judge shares together are at most
