@@ -97,6 +97,11 @@ class Backend:
         own kernels is not the backend's work (verdict ``framework``)."""
         return LaunchCounter()
 
+    #: whether a worker that ran one unit of this (trusted baseline) backend may serve the next (the
+    #: engine's :mod:`~mkbench.engine.kept`): its calls leave nothing behind that another task's unit could
+    #: see. Never a candidate's backend: the engine keeps no candidate worker whatever this says
+    reuse_worker: bool = False
+
     #: where the compile-ahead call (:meth:`prewarm`) runs by default: "pool" (the compile-ahead stage's
     #: own workers, before a lane takes the unit), "lane" (the unit's lane, before it holds any memory
     #: or lock: for builds that are most of a unit's lane time) or "off" (nowhere: the first call

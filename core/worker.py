@@ -371,6 +371,27 @@ class Steps:
         self.threads_mark = len(threads_started())
         return {"kind": "ready", "pid": os.getpid(), "start_seconds": dict(self.start_seconds)}
 
+    def reset(self, cmd: dict) -> dict:
+        """Everything of the unit let go of, for the next unit's ``setup`` in this process (a trusted
+        baseline's worker, kept between units: :mod:`mkbench.engine.kept`): the entry point, the values
+        exported, the timing pool, the transfer area (the judge has unmapped it), and the allocator's cache,
+        so that an idle worker holds its CUDA context only; its peak statistic starts again."""
+        import gc
+
+        import torch
+        self.job = self.fn = self.pool_key = self.pool_sets = self.area = None
+        self.held = []
+        self.start_seconds = {}
+        gc.collect()
+        reserved = 0
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+            torch.cuda.ipc_collect()  # blocks a judge mapped through IPC: freed once it let go
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+            reserved = int(torch.cuda.memory_reserved())
+        return {"kind": "reset", "reserved_bytes": reserved}
+
     def _export(self, *groups, area: bool = True) -> list[list[dict]]:
         """Descriptors of each group of values (an answer's outputs, its inputs after the call): through
         the worker's transfer area where the run asks for one (``--transfer area``) and ``area``, all groups

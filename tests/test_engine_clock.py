@@ -127,7 +127,7 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
     # the sessions: timing phases (held, drained, deferred), the compile-ahead pool it ran (and the workers it
     # started for its units), the judges' CPU
     session = (r"\| +1 \| +[\d.]+ \| +2 \| +\d+ \| +[\d.]+ \| +[\d.]+ \| +[\d.]+ \| "
-               r"+\d+-\d+ \(peak \d+; \d+ workers for \d+ units\) +\| +[\d.]+ \|")
+               r"+\d+-\d+ \(peak \d+; \d+ workers for \d+ units\) +\| +(?:\d+ for \d+ units|-) +\| +[\d.]+ \|")
     assert re.search(session, out), out
     # the worker's start by part: its confinement is timed wherever confinement was attempted
     confinement = out.strip().splitlines()[-1]

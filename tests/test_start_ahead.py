@@ -53,6 +53,8 @@ def test_a_worker_started_ahead_of_its_lane_gives_the_same_verdicts(tmp_path, cl
         # it is a wait for another lane (on the unit's clock as a step, not on its limit)
         assert seconds["wait_lane"] >= 0 and seconds["steps"]["wait_lane"] >= 0, seconds
         assert seconds["steps"]["wait_lane"] <= seconds["wait_lane"] + 0.01, seconds
+        # ...and the unit had no lane from its fork to then: not lane time
+        assert seconds["steps"].get("without_lane", 0) >= seconds["steps"]["wait_lane"], seconds
         # the worker's start parts are read from its answer as before (confinement timed where attempted)
         assert "fork" in seconds["steps"], seconds
 

@@ -15,6 +15,7 @@ class EagerBaseline(Backend):
     name = "eager"
     language = "pytorch"
     is_baseline = True
+    reuse_worker = True
     candidate_contract = ("The task's PyTorch reference, run eagerly at the task's dtype (or, where the task sets "
                           "baseline_compute_dtype, in that dtype with the result cast back; where it sets baseline, "
                           "that function instead of the reference; rows say so in extra['baseline_variant']).")

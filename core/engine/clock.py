@@ -254,10 +254,11 @@ def session_table(env: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
     """(headers, rows): each recorded session of a run, with its wall time and units, its timing phases
     (how many, seconds the device was held for timing and spent draining the checks in flight: every
     other lane waits through both; seconds phases ready to open deferred for long checks, while checks
-    went on), the compile-ahead pool it ran (floor-ceiling, the most at once, workers started for units)
-    and its judges' CPU seconds. "-" where a session did not record it (an older mkbench, Ray)."""
+    went on), the compile-ahead pool it ran (floor-ceiling, the most at once, workers started for units), the
+    baseline workers it started for the units they served and its judges' CPU seconds. "-" where a session did
+    not record it (an older mkbench, Ray)."""
     headers = ["session", "wall s", "units", "timing phases", "held s", "draining s", "deferred s",
-               "compile-ahead pool", "judges' CPU s", "GPU busy", "GPU memory GiB (median / p90)",
+               "compile-ahead pool", "baseline workers", "judges' CPU s", "GPU busy", "GPU memory GiB (median / p90)",
                "SM MHz while busy (slowed)"]
     rows = []
     for k, sess in enumerate((env.get("engine_clock") or {}).get("sessions") or [], 1):
@@ -266,7 +267,7 @@ def session_table(env: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
         busy = busy_text(sess.get("gpu_busy"))
         rows.append([k, sess.get("wall_s", "-"), sess.get("units", "-"), timing.get("phases", "-"),
                      timing.get("held_s", "-"), timing.get("drain_s", "-"), timing.get("deferred_s", "-"),
-                     pool_text(pool),
+                     pool_text(pool), kept_text(sess.get("baseline_workers")),
                      sess.get("judge_cpu_s", "-"), busy.split("busy ", 1)[1] if busy else "-",
                      "; ".join(f"{g['memory_gib_median']:.1f} / {g['memory_gib_p90']:.1f}" for g in gpus.values())
                      or "-", clock_text(gpus)])
@@ -280,6 +281,13 @@ def pool_text(pool: dict | None) -> str:
         return "-"
     kept = f"; {pool['started']} workers for {pool['units']} units" if "started" in pool else ""
     return f"{pool['floor']}-{pool['ceiling']} (peak {pool['peak']}{kept})"
+
+
+def kept_text(kept: dict | None) -> str:
+    """A session's baseline workers (:mod:`.kept`): "5 for 67 units"; "-" where it recorded none."""
+    if not kept or not kept.get("units"):
+        return "-"
+    return f"{kept['started']} for {kept['units']} units"
 
 
 def clock_text(gpus: dict[str, dict]) -> str:

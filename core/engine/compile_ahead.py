@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .clock import COMPILE_AHEAD_PARTS, CPU_COMPILE_AHEAD, cpu_sample
+from .kept import PER_UNIT_DIRS, WORKER_UNITS, Kept, env_key
 from .procs import Child
 from .session import WorkerSession
 
@@ -190,49 +191,13 @@ def compile_in(w: WorkerSession, unit, settings, since: float,
     return steps, reusable
 
 
-#: the unit's own build folder (core/engine/runner.py, unit_env): writable by its workers alone, so that no
-#: other candidate can plant a build under its sources' key. A kept worker serves units of several candidates,
-#: so it never gets one: where the backend compiles ahead into its per-method caches (its own choice of the
-#: pool, ``Backend.compile_ahead``), a kept worker gets a folder of its own instead, which no unit reads;
-#: elsewhere (a CUDA candidate's extension, built ahead with ``--compile-ahead pool``) the folder is part of
-#: the worker's environment, and a worker serves one unit.
-PER_UNIT_DIRS = ("TORCH_EXTENSIONS_DIR",)
+# PER_UNIT_DIRS (.kept): the unit's own build folder (core/engine/runner.py, unit_env), writable by its workers
+# alone, so that no other candidate can plant a build under its sources' key. A kept worker serves units of
+# several candidates, so it never gets one: where the backend compiles ahead into its per-method caches (its
+# own choice of the pool, ``Backend.compile_ahead``), a kept worker gets a folder of its own instead, which no
+# unit reads; elsewhere (a CUDA candidate's extension, built ahead with ``--compile-ahead pool``) the folder is
+# part of the worker's environment, and a worker serves one unit.
 
-#: units one kept compile-ahead worker serves before it is replaced: what a long-lived process gathers
-#: (imported candidates, the allocator's and the JIT's caches) stays bounded
-WORKER_UNITS = 16
-#: the most of a worker's log copied into a unit's log for one unit (its tail)
-LOG_COPY_BYTES = 64 << 10
-
-
-class Kept:
-    """A compile-ahead worker between units: its session, the environment it was started with (less the
-    device's), how many units it has served, its own log."""
-
-    def __init__(self, session: WorkerSession, key: tuple, log: Path | None):
-        self.session, self.key, self.log, self.served = session, key, log, 0
-
-    def log_size(self) -> int:
-        try:
-            return self.log.stat().st_size if self.log is not None else 0
-        except OSError:
-            return 0
-
-    def copy_log(self, since: int, unit_log: Path | None) -> None:
-        """What the worker wrote from byte ``since`` on, appended to the unit's log under a header."""
-        if self.log is None or unit_log is None:
-            return
-        try:
-            with open(self.log, "rb") as f:
-                f.seek(max(since, self.log_size() - LOG_COPY_BYTES))
-                text = f.read().decode("utf-8", "replace")
-            with open(unit_log, "a", encoding="utf-8") as out:
-                out.write(f"--- compile ahead: worker {self.session.child.pid}, its unit {self.served + 1} of at most "
-                          f"{WORKER_UNITS} (its whole log: {self.log})\n{text}")
-                if text and not text.endswith("\n"):
-                    out.write("\n")
-        except OSError:
-            pass
 
 
 def job(unit) -> dict:
@@ -298,7 +263,7 @@ class CompileAhead:
         environments are stopped as needed, so that no more are alive than the pool runs at once.
         ``shared``: the environment's per-unit folders (``PER_UNIT_DIRS``) are replaced by the worker's own."""
         own = [v for v in PER_UNIT_DIRS if shared and v in env]
-        key, evicted = tuple(sorted((k, v) for k, v in env.items() if k not in own)), []
+        key, evicted = env_key(env, own), []
         with self._lock:
             if self.closing:
                 return None
@@ -330,7 +295,7 @@ class CompileAhead:
             self._children.add(session.child)
             if self.closing:
                 session.child.kill()
-        return Kept(session, key, log)
+        return Kept(session, key, log, "compile ahead")
 
     def _retire(self, kept: Kept) -> None:
         kept.session.stop()

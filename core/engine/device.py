@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from . import compile_ahead
+from .kept import BaselineWorkers
 from .lane import EvalSettings, Lane, start_ahead
 from .memory import MEMORY_SHARE, MemoryBudget, first_stage, footprint
 from .observation import AbnormalEnd, Observation
@@ -160,6 +161,9 @@ class Device:
         share = _given(sharing.memory_share, MEMORY_SHARE)
         self.memory = MemoryBudget(int(share * memory_bytes) if memory_bytes else None)
         self.lanes = [Lane(self, i, self.env, modules) for i in range(max(lanes, 1))]
+        # trusted baselines' workers kept between units: at most one idle per two lanes, each a CUDA context
+        # outside the memory budget
+        self.baseline_workers = BaselineWorkers(max(1, len(self.lanes) // 2))
         self.timing_queue = timing_queue(sharing, len(self.lanes))
         # at most one worker started ahead per lane (--start-ahead), its unit in flight without a lane
         self.start_ahead = sharing.start_ahead
@@ -249,6 +253,8 @@ class Device:
             finally:
                 self._parked.discard(started.child)
             started.waited_for("wait_lane", time.monotonic() - t)  # on the unit's clock, not its limit
+            # laneless from its fork: not lane time (the engine line's lane busy share counted it once as such)
+            started.add("without_lane", time.monotonic() - started.started)
         return started, lease
 
     def _attempt(self, unit, settings: EvalSettings, log_path: Path | None, env: dict[str, str], lease: Lease,
@@ -291,6 +297,7 @@ class Device:
             child.kill()  # gone by now, or killed again and waited for
         for lane in self.lanes:
             lane.close()
+        self.baseline_workers.close()  # told to stop with the judges (ask_stop): waited for last
 
     def ask_stop(self, kill: bool = False) -> list:
         """The first half of :meth:`close`: every judge told to stop and, with ``kill``, every worker of a
@@ -301,9 +308,11 @@ class Device:
             if kill and lane.current is not None:
                 workers.append(lane.current)
         if kill:
-            workers += list(self._parked)
+            workers += list(self._parked) + self.baseline_workers.idle_children()
         for child in workers:
             child.send_kill()
         for lane in self.lanes:
             lane.judge.ask_stop()
+        for child in self.baseline_workers.idle_children():
+            child.ask_stop()
         return workers

@@ -24,6 +24,7 @@ class JudgeClient:
         self.env, self.device_kind, self.modules, self.stopped = env, device_kind, modules, stopped
         self._child: Child | None = None
         self._cpu_gone = 0.0  # CPU seconds of this lane's judges that have exited
+        self._cpu_at_stop: float | None = None  # the running judge's, as it was told to stop
         # close() runs on the lane's thread (a judge that hung or died) and on the one stopping the run
         self._closing = threading.Lock()
 
@@ -91,11 +92,17 @@ class JudgeClient:
         """Tell the judge to stop, without waiting for it (:meth:`close` waits)."""
         child = self._child
         if child is not None:
+            # its CPU seconds read first: by the time close() waits for it, it may have exited, and an exited
+            # process's seconds cannot be read (the run's judges' CPU was 0 where the device waited for
+            # other processes between the two)
+            self._cpu_at_stop = tree_cpu(child.pid)
             child.ask_stop()
 
     def close(self) -> None:
         with self._closing:
             child, self._child = self._child, None
             if child is not None:
-                self._cpu_gone += tree_cpu(child.pid) or 0.0
+                cpu = tree_cpu(child.pid)
+                self._cpu_gone += (cpu if cpu is not None else self._cpu_at_stop) or 0.0
                 child.stop(grace=2)
+            self._cpu_at_stop = None

@@ -21,6 +21,7 @@ from typing import Callable, Iterator
 from . import compile_ahead, steps
 from .clock import CPU_WORKER, WAIT_MEMORY
 from .judge_client import JudgeClient
+from .kept import keeps_worker
 from .memory import judge_share
 from .observation import AbnormalEnd, Compiled, Observation, Recorder
 from .procs import Child, Died, Timeout, log_tail
@@ -80,10 +81,17 @@ class Lane:
                 started.child.kill()
             rec.abnormal = AbnormalEnd("error", None, None, "the run was stopped")
             return rec.freeze()
+        kept = None  # a trusted baseline's worker, kept between units (.kept)
+        pool = getattr(self.device, "baseline_workers", None)
         if started is not None:
             w = started
             self.current = w.child
             w.enter("start")
+        elif pool is not None and keeps_worker(unit):
+            kept = pool.take(lambda env_, log: fork(self.env, self.modules, settings, log, env_), env, log_path,
+                             settings.limits.unit)
+            w = kept.session
+            self.current = w.child
         else:
             w = self._fork(settings, log_path, env)
         rec.seconds, self.clock = w.seconds, w.clock
@@ -176,7 +184,10 @@ class Lane:
                 rec.peak("worker_peak", _worker_peak(w))
             lane = here()
             judge_peak(lane.judge.release(settings.limits.start))  # unmaps the worker's transfer area first
-            w.stop()
+            if kept is not None:
+                pool.give(kept, clean=rec.abnormal is None and not self.closing, unit_log=log_path)
+            else:
+                w.stop()
             holding.close()
             w.clock["stop"] = round(time.monotonic() - t, 3)
             lane.current = None

@@ -51,6 +51,11 @@ class LocalExecutor:
         return {"floor": g.floor, "ceiling": g.ceiling, "peak": g.peak,
                 **({"started": ahead.started, "units": ahead.units} if ahead is not None else {})}
 
+    def baseline_workers(self) -> dict[str, int]:
+        """Baseline workers every device started, and the units they served (kept workers serve several)."""
+        every = [d.baseline_workers.counts() for d in self.devices]
+        return {k: sum(c[k] for c in every) for k in ("started", "units")}
+
     def judge_cpu(self) -> float:
         """CPU seconds every device's judges have used."""
         return round(sum(d.judge_cpu() for d in self.devices), 3)

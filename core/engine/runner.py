@@ -241,6 +241,7 @@ class Runner:
                 session["timing"] = phases()
                 session["judge_cpu_s"] = executor.judge_cpu()
                 session["compile_pool"] = executor.compile_pool()
+                session["baseline_workers"] = executor.baseline_workers()
                 if session["host_cpu"] and session["wall_s"]:
                     session["host_cpu"]["judge_cores"] = round(session["judge_cpu_s"] / session["wall_s"], 3)
             return {"sessions": [*run.env.get("engine_clock", {}).get("sessions", []), session]}

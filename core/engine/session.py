@@ -47,14 +47,27 @@ class WorkerSession:
     def __init__(self, env: dict[str, str], log_path: Path | None, memory_mb: int | None,
                  modules: tuple[str, ...] = (), confine: dict | None = None, unit_limit: float | None = None):
         t = time.monotonic()
-        self.started, self.unit_limit = t, unit_limit  # the fork is the unit's time too
-        self.waited = 0.0  # seconds spent waiting for another lane: not counted against the unit limit
         self.child = Child(worker_mod.entry, (env, str(log_path) if log_path else None, memory_mb, confine), modules)
+        self._begin(t, unit_limit, cpu_base=0.0)
+
+    def _begin(self, t: float, unit_limit: float | None, cpu_base: float) -> None:
+        """A unit's clock and limit, from ``t`` (its fork, which is the unit's time too)."""
+        self.started, self.unit_limit = t, unit_limit
+        self.waited = 0.0  # seconds spent waiting for another lane: not counted against the unit limit
+        self.cpu_base = cpu_base  # the worker's CPU seconds before this unit (a kept worker's earlier ones)
         self.t = time.monotonic()
         self.stage: str = "start"
         self.combo: Combo | None = None
         self.seconds: dict[str, float] = {}  # wall time per stage of the unit
         self.clock: dict[str, float] = {"fork": round(self.t - t, 3)}  # seconds per kind of step, summed
+
+    def renewed(self, unit_limit: float | None) -> WorkerSession:
+        """The next unit's session on this worker (one kept between units, :mod:`.kept`): a clock and a limit
+        of its own, its CPU seconds counted from now."""
+        session = object.__new__(WorkerSession)
+        session.child = self.child
+        session._begin(time.monotonic(), unit_limit, cpu_base=tree_cpu(self.child.pid) or 0.0)
+        return session
 
     # --- the clock --------------------------------------------------------------------------
     def enter(self, stage: str) -> None:
@@ -199,7 +212,8 @@ class WorkerSession:
 
     def cpu(self) -> float | None:
         """CPU seconds the worker (and what runs below it) has used so far (:func:`.clock.tree_cpu`)."""
-        return tree_cpu(self.child.pid)
+        cpu = tree_cpu(self.child.pid)
+        return None if cpu is None else round(max(cpu - self.cpu_base, 0.0), 3)
 
     def stop(self) -> None:
         self.child.stop(grace=2)
