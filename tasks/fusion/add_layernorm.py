@@ -16,11 +16,15 @@ def make_inputs(shape, dtype, gen):
     t, d = shape["tokens"], shape["hidden"]
     f32 = torch.float32
     x = randn(gen, (t, d), dtype, scale=0.5, offset=0.05)  # the sublayer output being added
-    # Residual streams drift: each row has its own mean (|mean| up to ~3) and scale, and a few
+    # Residual streams drift: each row has its own mean (|mean| up to 2) and scale, and a few
     # channels are 30x larger than the rest, so the centring matters. The mean stays within a few
     # standard deviations: a bfloat16 pipeline that rounds h before normalising (eager PyTorch)
     # errs by ulp(|h|) / std, which must stay inside bfloat16's tolerance.
-    row_offset = randn(gen, (t, 1), f32, scale=1.0)
+    # The bound on the mean is enforced: unbounded, the large shape's 16384 rows reached |mean| 3-4.4 in most seeds,
+    # and eager bfloat16 then left the contract in 14 of 3846 seeds (by up to 1.11x the bound), each time in a row
+    # with |mean| over 3 and over 3 std; seeds whose worst row had |mean| 2-3 reached 0.96x, under 2 0.68x
+    # (one H200, reports/2026-11-28-bf16-edge).
+    row_offset = randn(gen, (t, 1), f32, scale=1.0).clamp(-2.0, 2.0)
     row_scale = randn(gen, (t, 1), f32).abs() + 0.75
     residual = (randn(gen, (t, d), f32, outliers=2e-3, outlier_scale=30.0) * row_scale + row_offset).to(dtype)
     weight = randn(gen, (d,), dtype, scale=0.25, offset=1.0)

@@ -11,8 +11,11 @@ from mkbench.taskkit import itemsize, randn
 # the per-column scale is O(1). (Not re-measured on a GPU for this task; on CPU, torch float32
 # over 64 x 8192 outputs of the large shape reached max |err| = 0.45e-5 x rms, 0.03x the
 # bound below.) 5e-5 x rms leaves room, while bfloat16 operands overshoot it 270x on the same rows
-# (the bf16_compute control is rejected). rtol stays 1e-4; bfloat16 keeps its default.
-TOLERANCES = dict(DEFAULT_TOLERANCES, float32=Tol(rtol=1e-4, atol=5e-5))
+# (the bf16_compute control is rejected). rtol stays 1e-4.
+# bfloat16: PyTorch's own eager (the product, SiLU, scale and bias each rounded to bfloat16) left the default
+# atol of 0.02 x rms on the large shape in 5 of 2533 seeds, by up to 1.11x (one H200,
+# reports/2026-11-28-bf16-edge); 0.03 x rms leaves it a third of room.
+TOLERANCES = dict(DEFAULT_TOLERANCES, float32=Tol(rtol=1e-4, atol=5e-5), bfloat16=Tol(rtol=2e-2, atol=3e-2))
 
 
 def reference(x, weight, scale, bias):
