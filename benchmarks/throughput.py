@@ -169,6 +169,39 @@ def device_name() -> str | None:
         return None
 
 
+def summarize(results: dict[str, dict], run_args: list[str], device: str) -> dict:
+    """summary.json: the issue's keys for this tree's run (or, where no run is labelled ``this``, the last run:
+    an A/B of ``--variant`` runs), the previous main's seconds per kernel, each run's, the scaling of any
+    multi-GPU run over a one-GPU run of the call, and every run's figures under ``runs``."""
+    scaled = scaling(results)
+    # the top-level figures are this tree's run, or where none is labelled so the last run's (call 41's summary
+    # gave nulls and "gpus": 1 for three 4-GPU runs); "summary_of" says which
+    shown = "this" if "this" in results else next(reversed(results), None)
+    this, prev = results.get(shown, {}) if shown else {}, results.get("previous", {})
+
+    def per_unit(r):
+        # per candidate kernel, amortized: its baselines' units are part of what evaluating it costs
+        return round(r["wall_s"] / r["candidate_units"], 3) if r.get("candidate_units") else None
+
+    return {
+        "device": device, "gpus": this.get("gpus", gpus_used(run_args)), "run_args": run_args,
+        "summary_of": shown,
+        "kernels": this.get("candidate_units"), "units": this.get("units"), "seconds_per_kernel": per_unit(this),
+        "seconds_per_kernel_previous_main": per_unit(prev),
+        "seconds_per_kernel_by_run": {label: per_unit(r) for label, r in results.items()},
+        "main_job_seconds": None, "main_job_seconds_4gpu": None,
+        # a run given 4 GPUs against one given 1, in this call (None where no such pair ran)
+        "scaling_4gpu": next((scaled[k] for k, r in results.items() if r.get("gpus") == 4 and k in scaled), None),
+        "scaling_by_run": scaled,
+        "reference_hack_rows": this.get("reference_hack_rows"),
+        "lock_wait_share": this.get("lock_wait_share"),
+        "memory_wait_share": this.get("memory_wait_share"),
+        "trace_seconds_per_unit": this.get("trace_seconds_per_unit"),
+        "trace_overhead_seconds_per_unit": this.get("trace_overhead_seconds_per_unit"),
+        "runs": results,
+    }
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--previous", type=Path, required=True, help="tree of the previous main")
@@ -192,29 +225,7 @@ def main() -> int:
         label, _, extra = variant.partition("=")
         args = a.run_args + extra.split()
         results[label] = dict(run(label, HERE, a.out, args, a.limit), gpus=gpus_used(args))
-    scaled = scaling(results)
-    this, prev = results.get("this", {}), results.get("previous", {})
-
-    def per_unit(r):
-        # per candidate kernel, amortized: its baselines' units are part of what evaluating it costs
-        return round(r["wall_s"] / r["candidate_units"], 3) if r.get("candidate_units") else None
-
-    summary = {
-        "device": device_name(), "gpus": gpus_used(a.run_args), "run_args": a.run_args,
-        "kernels": this.get("candidate_units"), "units": this.get("units"), "seconds_per_kernel": per_unit(this),
-        "seconds_per_kernel_previous_main": per_unit(prev),
-        "seconds_per_kernel_by_run": {label: per_unit(r) for label, r in results.items()},
-        "main_job_seconds": None, "main_job_seconds_4gpu": None,
-        # a run given 4 GPUs against one given 1, in this call (None where no such pair ran)
-        "scaling_4gpu": next((scaled[k] for k, r in results.items() if r.get("gpus") == 4 and k in scaled), None),
-        "scaling_by_run": scaled,
-        "reference_hack_rows": this.get("reference_hack_rows"),
-        "lock_wait_share": this.get("lock_wait_share"),
-        "memory_wait_share": this.get("memory_wait_share"),
-        "trace_seconds_per_unit": this.get("trace_seconds_per_unit"),
-        "trace_overhead_seconds_per_unit": this.get("trace_overhead_seconds_per_unit"),
-        "runs": results,
-    }
+    summary = summarize(results, a.run_args, device_name())
     (a.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps({k: v for k, v in summary.items() if k != "runs"}, indent=2))
     return 0

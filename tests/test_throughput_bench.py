@@ -45,3 +45,18 @@ def test_gpus_used_reads_the_run_arguments():
     gpus_used = _module().gpus_used
     assert gpus_used(["--backend", "triton"]) == 1
     assert gpus_used(["--gpus", "0,1"]) == 2 and gpus_used(["--gpus", "3"]) == 1
+
+
+def test_the_summary_describes_this_run_or_else_the_last_one():
+    summarize = _module().summarize
+    ab = {"lanes4": {"units": 235, "wall_s": 154.6, "candidate_units": 117, "gpus": 4, "lock_wait_share": 0.29},
+          "lanes8": {"units": 168, "wall_s": 159.5, "candidate_units": 80, "gpus": 4, "lock_wait_share": 0.3}}
+    got = summarize(ab, ["--backend", "triton", "--gpus", "all"], "NVIDIA H200")
+    # call 41 (three --variant runs, none labelled "this") gave nulls and "gpus": 1 here
+    assert got["summary_of"] == "lanes8" and got["gpus"] == 4 and got["units"] == 168 and got["kernels"] == 80
+    assert got["lock_wait_share"] == 0.3 and got["seconds_per_kernel"] == round(159.5 / 80, 3)
+    assert got["seconds_per_kernel_by_run"] == {"lanes4": round(154.6 / 117, 3), "lanes8": round(159.5 / 80, 3)}
+    pair = {"previous": dict(ab["lanes4"], gpus=1), "this": dict(ab["lanes8"], gpus=1)}
+    got = summarize(pair, ["--backend", "triton"], "NVIDIA H200")
+    assert got["summary_of"] == "this" and got["seconds_per_kernel_previous_main"] == round(154.6 / 117, 3)
+    assert summarize({}, [], "cpu")["summary_of"] is None
