@@ -1,8 +1,9 @@
 """One lane: a trusted judge process (:mod:`.judge_client`), and one candidate worker at a time
 (:mod:`.session`), driven step by step (:mod:`.steps`).
 
-For a unit the lane forks a worker, has it set up and compile, waits for the unit's share of the
-device's memory, runs the steps, and stops the worker whatever happened. What is observed is
+For a unit the lane forks a worker (or, for an eager baseline, takes one kept idle: :mod:`.kept`), has it
+set up and compile, waits for the unit's share of the device's memory, runs the steps, and stops the worker
+whatever happened (a kept one that ended cleanly lets go of the unit and waits for the next). What is observed is
 returned as frozen data (:class:`~.observation.Observation`); the orchestrator turns it into rows
 (:func:`.rows.decide`). A worker that crashes, hangs past a step's limit or corrupts its device
 context ends its own unit only; the lane kills it (and anything it started) and goes on. So does
