@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .clock import COMPILE_AHEAD_PARTS, CPU_COMPILE_AHEAD, cpu_sample
-from .kept import PER_UNIT_DIRS, WORKER_UNITS, Kept, env_key
+from .kept import PER_UNIT_DIRS, WORKER_UNITS, Kept, claim, env_key, own_place
 from .procs import Child
 from .session import WorkerSession
 
@@ -267,13 +267,9 @@ class CompileAhead:
         with self._lock:
             if self.closing:
                 return None
-            dead = [kept for kept in self._idle if not kept.session.alive()]  # killed while idle: replaced
-            self._idle = [kept for kept in self._idle if kept not in dead]
+            found, dead = claim(self._idle, key)
             evicted += dead
-            found = next((kept for kept in self._idle if kept.key == key), None)
-            if found is not None:
-                self._idle.remove(found)
-            else:
+            if found is None:
                 while self._idle and len(self._idle) + self.gate.running > self.gate.ceiling:
                     evicted.append(self._idle.pop(0))
                 device_env = self.envs[self._turn % len(self.envs)]
@@ -284,11 +280,7 @@ class CompileAhead:
             self._retire(kept)
         if found is not None:
             return found
-        log = None
-        if log_path is not None:
-            log = log_path.parent / "compile-ahead" / f"worker-{n}.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
-        env = dict(env, **{v: str(Path(env[v]).parent / f"compile-ahead-worker-{n}") for v in own})
+        log, env = own_place(log_path, env, own, "compile-ahead", "compile-ahead-worker", n)
         session = WorkerSession(dict(device_env, **env), log, self.settings.worker_memory_mb, self.modules,
                                 self.settings.confine)
         with self._lock:

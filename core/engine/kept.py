@@ -35,6 +35,27 @@ def env_key(env: dict[str, str], own: list[str] | tuple[str, ...] = ()) -> tuple
     return tuple(sorted((k, v) for k, v in env.items() if k not in own))
 
 
+def claim(idle: list, key: tuple) -> tuple:
+    """From ``idle`` (changed in place): the worker whose key is ``key``, or None, and the workers found dead
+    (killed while idle: the caller stops them and starts others)."""
+    dead = [kept for kept in idle if not kept.session.alive()]
+    idle[:] = [kept for kept in idle if kept not in dead]
+    found = next((kept for kept in idle if kept.key == key), None)
+    if found is not None:
+        idle.remove(found)
+    return found, dead
+
+
+def own_place(unit_log: Path | None, env: dict[str, str], own: list[str], logs: str, folder: str, n: int):
+    """A new kept worker's log (``<unit log's folder>/<logs>/worker-<n>.log``, None without a unit log) and its
+    environment, the folders ``own`` named replaced by one of its own (``<folder>-<n>``) that no unit reads."""
+    log = None
+    if unit_log is not None:
+        log = unit_log.parent / logs / f"worker-{n}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+    return log, dict(env, **{v: str(Path(env[v]).parent / f"{folder}-{n}") for v in own})
+
+
 class Kept:
     """A worker between units: its session, the environment it was started with (its key), how many units
     it has served, its own log, and what it is (``what``: said in the header of each unit's copy)."""
@@ -94,12 +115,8 @@ class BaselineWorkers:
         own = [v for v in PER_UNIT_DIRS if v in env]
         key = env_key(env, own)
         with self._lock:
-            dead = [kept for kept in self._idle if not kept.session.alive()]
-            self._idle = [kept for kept in self._idle if kept not in dead]
-            found = next((kept for kept in self._idle if kept.key == key), None)
-            if found is not None:
-                self._idle.remove(found)
-            else:
+            found, dead = claim(self._idle, key)
+            if found is None:
                 self.started += 1
                 n = self.started
         for kept in dead:
@@ -108,11 +125,7 @@ class BaselineWorkers:
             found.session = found.session.renewed(unit_limit)
             found.mark = found.log_size()
             return found
-        log = None
-        if log_path is not None:
-            log = log_path.parent / "baseline-workers" / f"worker-{n}.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
-        env = dict(env, **{v: str(Path(env[v]).parent / f"baseline-worker-{n}") for v in own})
+        log, env = own_place(log_path, env, own, "baseline-workers", "baseline-worker", n)
         return Kept(start(env, log), key, log, "baseline worker")
 
     def give(self, kept: Kept, clean: bool, unit_log: Path | None) -> None:
