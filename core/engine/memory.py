@@ -61,6 +61,38 @@ class MemoryBudget:
         del self._waiting[ticket]
         self._cond.notify_all()  # the next in line may fit beside this one
 
+    def lend(self, nbytes: int, back: bool) -> int | None:
+        """``nbytes`` of an admitted unit's share handed to other units (:meth:`Held.set_aside`); with
+        ``back``, the ticket under which room stays reserved for taking them back (:meth:`take_back`,
+        or :meth:`forget` where the unit ends first)."""
+        with self._cond:
+            self.used -= nbytes
+            ticket = None
+            if back:
+                ticket = next(self._tickets)
+                self._aside[ticket] = nbytes
+            self._cond.notify_all()
+            return ticket
+
+    def forget(self, ticket: int) -> None:
+        """The share lent under ``ticket`` is not taken back (its unit ended): its reserve goes."""
+        with self._cond:
+            del self._aside[ticket]
+            self._cond.notify_all()
+
+    def take_back(self, ticket: int) -> float:
+        """The share lent under ``ticket`` taken back, before any unit admitted later (the reserve keeps
+        room for it); the seconds it waited for units already running to free it."""
+        t = time.monotonic()
+        with self._cond:
+            nbytes = self._aside[ticket]
+            while self.used + nbytes > self.capacity:
+                self._cond.wait()
+            del self._aside[ticket]
+            self.used += nbytes
+            self._cond.notify_all()
+        return time.monotonic() - t
+
     @contextmanager
     def hold(self, need: int, while_waiting: Callable[[], AbstractContextManager] = nullcontext,
              give_way: Callable[[], bool] = lambda: False):
@@ -123,32 +155,18 @@ class Held:
         if budget.capacity is None or nbytes == 0:
             yield
             return
-        with budget._cond:
-            ticket = next(budget._tickets)
-            budget.used -= nbytes
-            self.bytes -= nbytes
-            if back:
-                budget._aside[ticket] = nbytes
-            budget._cond.notify_all()
-        if not back:
+        ticket = budget.lend(nbytes, back)
+        self.bytes -= nbytes
+        if ticket is None:
             yield
             return
         try:
             yield
         except BaseException:  # the unit ends here (stopped, timed out): nothing to take back
-            with budget._cond:
-                del budget._aside[ticket]
-                budget._cond.notify_all()
+            budget.forget(ticket)
             raise
-        t = time.monotonic()
-        with budget._cond:
-            while budget.used + nbytes > budget.capacity:
-                budget._cond.wait()
-            del budget._aside[ticket]
-            budget.used += nbytes
-            self.bytes += nbytes
-            budget._cond.notify_all()
-        waited(time.monotonic() - t)
+        waited(budget.take_back(ticket))
+        self.bytes += nbytes
 
 
 def task_bytes(task, shape, dtype) -> int:
