@@ -15,6 +15,7 @@ class _Session:
     def __init__(self, pid: int, reset_ok: bool = True):
         self.child = SimpleNamespace(pid=pid)
         self.reset_ok, self.stopped, self.requests, self.renewals = reset_ok, False, [], 0
+        self.reserved = 32 << 20  # what an eager worker keeps after its reset: cuBLAS's workspaces
 
     def alive(self):
         return not self.stopped
@@ -24,7 +25,7 @@ class _Session:
 
     def request(self, cmd, timeout):
         self.requests.append(cmd["op"])
-        return {"kind": "reset" if self.reset_ok else "failed"}
+        return {"kind": "reset", "reserved_bytes": self.reserved} if self.reset_ok else {"kind": "failed"}
 
     def renewed(self, unit_limit):
         self.renewals += 1
@@ -59,7 +60,7 @@ def test_a_clean_unit_leaves_its_worker_for_the_next_unit_of_its_environment(tmp
     assert pool.counts() == {"started": 2, "units": 1}
 
 
-def test_a_worker_is_not_kept_after_an_unclean_unit_a_failed_reset_or_its_last_unit(tmp_path, monkeypatch):
+def test_a_worker_is_not_kept_after_an_unclean_unit_a_failed_reset_memory_left_or_its_last_unit(tmp_path, monkeypatch):
     pool, started = BaselineWorkers(4), []
     unclean = pool.take(_starter(started), ENV, None, None)
     pool.give(unclean, clean=False, unit_log=None)
@@ -68,6 +69,12 @@ def test_a_worker_is_not_kept_after_an_unclean_unit_a_failed_reset_or_its_last_u
     stuck.session.reset_ok = False
     pool.give(stuck, clean=True, unit_log=None)
     assert stuck.session.stopped
+    # a unit that left device memory allocated (a module-level tensor): its worker would hold it outside
+    # the memory budget while idle
+    holding = pool.take(_starter(started), ENV, None, None)
+    holding.session.reserved = kept_mod.RESERVED_MAX + 1
+    pool.give(holding, clean=True, unit_log=None)
+    assert holding.session.requests == ["reset"] and holding.session.stopped
     monkeypatch.setattr(kept_mod, "WORKER_UNITS", 2)
     worn = pool.take(_starter(started), ENV, None, None)
     pool.give(worn, clean=True, unit_log=None)

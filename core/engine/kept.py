@@ -28,6 +28,10 @@ LOG_COPY_BYTES = 64 << 10
 PER_UNIT_DIRS = ("TORCH_EXTENSIONS_DIR",)
 #: seconds a kept baseline worker may take to let go of its unit (the allocator's cache emptied)
 RESET_S = 30.0
+#: the most device memory a worker may still hold reserved after its reset and be kept: an idle worker is
+#: outside the memory budget (its context aside), so one whose unit left allocations alive (a module-level
+#: tensor, a cache of the reference's) is stopped instead; cuBLAS's workspaces stay reserved, tens of MiB
+RESERVED_MAX = 256 << 20
 
 
 def env_key(env: dict[str, str], own: list[str] | tuple[str, ...] = ()) -> tuple:
@@ -129,8 +133,9 @@ class BaselineWorkers:
         return Kept(start(env, log), key, log, "baseline worker")
 
     def give(self, kept: Kept, clean: bool, unit_log: Path | None) -> None:
-        """``kept`` back after its unit: its log's part copied to the unit's, then kept or stopped. The reset
-        is lane time, on the unit's ``stop`` step."""
+        """``kept`` back after its unit: its log's part copied to the unit's, then kept, if its reset let go of
+        the unit's memory (at most ``RESERVED_MAX`` still reserved), or stopped. The reset is lane time, on
+        the unit's ``stop`` step."""
         kept.copy_log(kept.mark, unit_log)
         kept.served += 1
         with self._lock:
@@ -138,7 +143,8 @@ class BaselineWorkers:
             keep = clean and kept.served < WORKER_UNITS and not self.closing and self.idle_max > 0
         if keep:
             try:
-                keep = kept.session.request({"op": "reset"}, RESET_S).get("kind") == "reset"
+                reply = kept.session.request({"op": "reset"}, RESET_S)
+                keep = reply.get("kind") == "reset" and int(reply.get("reserved_bytes") or 0) <= RESERVED_MAX
             except Exception:  # noqa: BLE001 - a worker that cannot let go is stopped, not kept
                 keep = False
         evicted = []
