@@ -161,6 +161,29 @@ def scaling(results: dict[str, dict]) -> dict[str, float]:
             if (r.get("gpus") or 0) > 1 and rate(r)}
 
 
+#: the README main job's own arguments (`.ci/main` on a GPU): a run with these and no narrower choice of tasks,
+#: shapes or candidates that ends by itself is the whole main job
+MAIN_JOB_ARGS = ("--baselines", "eager", "--time-role", "large")
+NARROWING = ("--task", "--tasks-dir", "--solutions", "--shape-role", "--dtype", "--category", "--no-timing")
+
+
+def is_main_job(run_args: list[str]) -> bool:
+    pairs = {(a, b) for a, b in zip(run_args, run_args[1:])}
+    wanted = {(MAIN_JOB_ARGS[i], MAIN_JOB_ARGS[i + 1]) for i in range(0, len(MAIN_JOB_ARGS), 2)}
+    return wanted <= pairs and not any(a in NARROWING for a in run_args)
+
+
+def main_job_seconds(results: dict[str, dict], run_args: list[str], gpus: int, first: str | None) -> float | None:
+    """The wall time of a run on ``gpus`` GPUs that ran the whole main job and ended by itself (exit 0, not
+    stopped at the limit), ``first``'s where it is one; None where none did. The run's own wall time: the
+    job's setup (`.ci/setup`) and its report are not in it."""
+    if not is_main_job(run_args):
+        return None
+    done = {label: r for label, r in results.items() if r.get("exit") == 0 and r.get("gpus") == gpus}
+    r = done.get(first) or next(iter(done.values()), None)
+    return r["wall_s"] if r else None
+
+
 def device_name() -> str | None:
     try:
         import torch
@@ -189,7 +212,8 @@ def summarize(results: dict[str, dict], run_args: list[str], device: str) -> dic
         "kernels": this.get("candidate_units"), "units": this.get("units"), "seconds_per_kernel": per_unit(this),
         "seconds_per_kernel_previous_main": per_unit(prev),
         "seconds_per_kernel_by_run": {label: per_unit(r) for label, r in results.items()},
-        "main_job_seconds": None, "main_job_seconds_4gpu": None,
+        "main_job_seconds": main_job_seconds(results, run_args, 1, shown),
+        "main_job_seconds_4gpu": main_job_seconds(results, run_args, 4, shown),
         # a run given 4 GPUs against one given 1, in this call (None where no such pair ran)
         "scaling_4gpu": next((scaled[k] for k, r in results.items() if r.get("gpus") == 4 and k in scaled), None),
         "scaling_by_run": scaled,

@@ -60,3 +60,21 @@ def test_the_summary_describes_this_run_or_else_the_last_one():
     got = summarize(pair, ["--backend", "triton"], "NVIDIA H200")
     assert got["summary_of"] == "this" and got["seconds_per_kernel_previous_main"] == round(154.6 / 117, 3)
     assert summarize({}, [], "cpu")["summary_of"] is None
+
+
+def test_main_job_seconds_come_only_from_a_whole_main_job_that_ended_by_itself():
+    summarize = _module().summarize
+    job = ["--hw", "auto", "--baselines", "eager", "--time-role", "large"]
+    runs = {"this": {"units": 140, "wall_s": 219.1, "candidate_units": 68, "gpus": 1, "exit": None},
+            "all": {"units": 402, "wall_s": 187.4, "candidate_units": 201, "gpus": 4, "exit": 0}}
+    got = summarize(runs, job, "NVIDIA H200")
+    # the one-GPU run was stopped at its limit: not the main job's time
+    assert got["main_job_seconds"] is None and got["main_job_seconds_4gpu"] == 187.4
+    runs["this"]["exit"] = 0
+    assert summarize(runs, job, "NVIDIA H200")["main_job_seconds"] == 219.1
+    # a run that failed, or one narrowed to some tasks, is not the main job
+    runs["all"]["exit"] = 1
+    assert summarize(runs, job, "NVIDIA H200")["main_job_seconds_4gpu"] is None
+    narrowed = summarize(runs, job + ["--task", "silu"], "NVIDIA H200")
+    assert narrowed["main_job_seconds"] is None
+    assert summarize(runs, ["--baselines", "eager"], "NVIDIA H200")["main_job_seconds"] is None
