@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import threading
 from pathlib import Path
 
 from mkbench.backend import Backend, LaunchCounter
@@ -71,6 +73,8 @@ class TritonBackend(Backend):
             problems = non_constexpr_globals(Path(source).read_text())
             if problems:
                 raise CompileError(f"{Path(source).name}: " + "; ".join(problems))
+        else:
+            compile_as_host_work()
         return load_python_candidate(source, task.name)
 
     def is_compile_error(self, exc):
@@ -86,6 +90,35 @@ class TritonBackend(Backend):
             return True
         # Triton's MLIR pipeline reports backend failures (e.g. a pass assertion) as RuntimeError.
         return isinstance(exc, RuntimeError) and "PassManager::run failed" in str(exc)
+
+
+def compile_as_host_work() -> None:
+    """From now on in this worker, each Triton compile inside a candidate's call is host work
+    (:func:`mkbench.worker.host_work`): with ``--build-hold release`` the lane lets go of its shared hold on
+    the device while Triton builds the kernel, so a timing phase need not wait for the build. A generated
+    kernel that no compile-ahead call can build compiles (and autotunes) in its first call: on one H200 a
+    KernelBench-X candidate's first call took 3.0 s on average and up to 32 s, under the hold, while timing
+    phases waited for it (61 s of phases deferred in a 157 s run, reports/2026-11-28-corpus-scaling, call
+    45). Triton's JIT takes ``triton.compiler.compile`` when it first binds a kernel to a device, so the
+    wrapper set here (before the candidate's module runs) is what its kernels call. A compile launches
+    nothing on the device, and a worker stepped out is stopped while a timing phase is open. A compile from
+    another thread (Triton's asynchronous mode) stays under the hold: the lane's pipe is the main thread's."""
+    import triton.compiler as compiler
+    original = compiler.compile
+    if getattr(original, "mkbench_host_work", False):
+        return
+
+    @functools.wraps(original)
+    def compile(src, *args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            return original(src, *args, **kwargs)
+        from mkbench.worker import host_work
+        fn = getattr(src, "fn", None)
+        with host_work(f"triton compile {getattr(fn, '__name__', None) or type(src).__name__}"):
+            return original(src, *args, **kwargs)
+
+    compile.mkbench_host_work = True
+    compiler.compile = compile
 
 
 class TritonLaunchCounter(LaunchCounter):
