@@ -126,7 +126,9 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
     assert "wait_shared" in out and "judge" in out
     # the sessions: timing phases (held, drained, deferred), the compile-ahead pool it ran (and the workers it
     # started for its units), the judges' CPU
-    session = (r"\| +1 \| +[\d.]+ \| +2 \| +\d+ \| +[\d.]+ \| +[\d.]+ \| +[\d.]+ \| "
+    # where the start went before the session's clock (no process age: the CLI ran inside this test's process)
+    session = (r"\| +1 \| [\d.]+ \(probe [\d.]+, plan [\d.]+, record [\d.]+\) +\| +[\d.]+ \| +2 \| +\d+ \| "
+               r"+[\d.]+ \| +[\d.]+ \| +[\d.]+ \| "
                r"+\d+-\d+ \(peak \d+; \d+ workers for \d+ units\) +\| +(?:\d+ for \d+ units|-) +\| +[\d.]+ \|")
     assert re.search(session, out), out
     # the worker's start by part: its confinement is timed wherever confinement was attempted
@@ -209,3 +211,22 @@ def test_the_profilers_own_seconds_are_counted_apart_from_the_traced_calls():
     WorkerSession._trace_overhead(fake, {"kind": "ran", "trace": None})
     WorkerSession._trace_overhead(fake, {"kind": "failed"})
     assert added == {"trace_overhead": pytest.approx(0.71)}
+
+
+def test_the_start_clock_adds_each_part_up_to_its_mark_and_the_process_age_only_for_its_own_process():
+    from mkbench.engine.clock import StartClock, process_age, start_text
+    clock = StartClock()
+    assert clock.parts == {}  # not its own process: a test's age says nothing of a run
+    clock.mark("probe")
+    clock.mark("plan")
+    clock.mark("probe")  # a part marked twice adds up
+    assert list(clock.parts) == ["probe", "plan"] and all(v >= 0 for v in clock.parts.values())
+    assert clock.total() == round(sum(clock.parts.values()), 3)
+    age = process_age()
+    if os.path.exists("/proc/self/stat"):
+        assert age is not None and age > 0
+        own = StartClock(own_process=True)
+        assert own.parts["imports"] >= age
+    # in the order they happen, as a store gives them back (its JSON keys sorted)
+    assert start_text({"plan": 1.3, "probe": 6.04, "imports": 2.1}) == "9.4 (imports 2.1, probe 6.0, plan 1.3)"
+    assert start_text(None) == "-" and start_text({}) == "-"

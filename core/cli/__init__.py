@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # a bad argument (one line already printed), or --help
         return exc.code if isinstance(exc.code, int) else 2
+    args.own_process = argv is None  # the command line this process was started with (not a caller's list)
     try:
         return COMMANDS[args.command].run(args) or 0
     except MkbenchError as exc:

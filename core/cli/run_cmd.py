@@ -210,7 +210,7 @@ def run(args) -> int:
     try:
         progress = make_progress(plain=args.no_progress or not sys.stdout.isatty())
         with progress:
-            result = Runner(registry, store, options, progress).run()
+            result = Runner(registry, store, options, progress, own_process=getattr(args, "own_process", False)).run()
         run_id = result["run_id"]
         hw = result["hw"]
         print(f"\nrun {run_id} on {hw.display_name} (profile {hw.name}); results in {args.store}")

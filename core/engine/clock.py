@@ -160,6 +160,57 @@ def cpu_sample() -> dict[str, float] | None:
             "own_s": t.user + t.system, "at": time.monotonic()}
 
 
+def process_age() -> float | None:
+    """Seconds since this process began (``/proc``: its start time in clock ticks since boot, against the
+    host's uptime), None where there is no ``/proc``: what the run's start took before the engine's own
+    clocks began (the interpreter, the imports)."""
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return round(max(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 0.0), 3)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class StartClock:
+    """Where a run's start went before the session's clock began: ``imports`` (the process's age as the
+    runner begins), then each named part up to the next mark (``probe``: the device probe and the fork
+    server's imports, ``plan``, ``record``: the run's environment and launch overheads). On one H200 a
+    KernelBench-X run's first unit came about 14 s after its process began (reports/2026-11-28-corpus-scaling,
+    call 45), 8% of the whole corpus's wall time."""
+
+    PARTS = ("imports", "probe", "plan", "record")  # in the order they happen
+
+    def __init__(self, own_process: bool = False):
+        """``own_process``: the run is what this process was started for (``mkbench run``), so its age is
+        the run's; not where a run is started from a process that did other things first (a test)."""
+        self.parts: dict[str, float] = {}
+        age = process_age() if own_process else None
+        if age is not None:
+            self.parts["imports"] = age
+        self._t = time.monotonic()
+
+    def mark(self, part: str) -> None:
+        now = time.monotonic()
+        self.parts[part] = round(self.parts.get(part, 0.0) + now - self._t, 3)
+        self._t = now
+
+    def total(self) -> float:
+        return round(sum(self.parts.values()), 3)
+
+
+def start_text(start: dict[str, float] | None) -> str:
+    """A session's start: "13.8 (imports 2.1, probe 6.0, plan 1.3, record 4.4)"; "-" where none
+    was recorded (an older mkbench)."""
+    if not start:
+        return "-"
+    order = [k for k in StartClock.PARTS if k in start] + [k for k in start if k not in StartClock.PARTS]
+    parts = ", ".join(f"{k} {start[k]:.1f}" for k in order)  # a store keeps the keys sorted
+    return f"{sum(start.values()):.1f} ({parts})"
+
+
 def host_cpu(start: dict | None, end: dict | None) -> dict[str, Any] | None:
     """Between two :func:`cpu_sample`\\ s: the share of the host's cores that were busy, and how many
     cores' worth the orchestrator itself used (near 1: its threads, which share one interpreter, are
@@ -251,13 +302,14 @@ def run_gpu(env: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def session_table(env: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-    """(headers, rows): each recorded session of a run, with its wall time and units, its timing phases
+    """(headers, rows): each recorded session of a run, with where its start went before the engine's clock
+    (:class:`StartClock`), its wall time and units, its timing phases
     (how many, seconds the device was held for timing and spent draining the checks in flight: every
     other lane waits through both; seconds phases ready to open deferred for long checks, while checks
     went on), the compile-ahead pool it ran (floor-ceiling, the most at once, workers started for units), the
     baseline workers it started for the units they served and its judges' CPU seconds. "-" where a session did
     not record it (an older mkbench, Ray)."""
-    headers = ["session", "wall s", "units", "timing phases", "held s", "draining s", "deferred s",
+    headers = ["session", "start s", "wall s", "units", "timing phases", "held s", "draining s", "deferred s",
                "compile-ahead pool", "baseline workers", "judges' CPU s", "GPU busy", "GPU memory GiB (median / p90)",
                "SM MHz while busy (slowed)"]
     rows = []
@@ -265,7 +317,8 @@ def session_table(env: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
         timing, pool = sess.get("timing") or {}, sess.get("compile_pool")
         gpus = (sess.get("gpu_busy") or {}).get("gpus") or {}
         busy = busy_text(sess.get("gpu_busy"))
-        rows.append([k, sess.get("wall_s", "-"), sess.get("units", "-"), timing.get("phases", "-"),
+        rows.append([k, start_text(sess.get("start_s")), sess.get("wall_s", "-"), sess.get("units", "-"),
+                     timing.get("phases", "-"),
                      timing.get("held_s", "-"), timing.get("drain_s", "-"), timing.get("deferred_s", "-"),
                      pool_text(pool), kept_text(sess.get("baseline_workers")),
                      sess.get("judge_cpu_s", "-"), busy.split("busy ", 1)[1] if busy else "-",

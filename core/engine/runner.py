@@ -27,7 +27,7 @@ from ..registry import Registry
 from ..store import RunOwned, Store, this_owner
 from ..timing import UNTIMED_WAIT_ENV, TimingSettings
 from . import procs
-from .clock import cpu_sample, engine_line, host_cpu, unit_clocks
+from .clock import StartClock, cpu_sample, engine_line, host_cpu, unit_clocks
 from .device import HOST_LANES, Device, default_lanes
 from .gpu_busy import GpuBusy
 from .lane import EvalSettings, Limits
@@ -183,13 +183,16 @@ def _raise_interrupt(signum, frame):
 
 
 class Runner:
-    def __init__(self, registry: Registry, store: Store, options: RunOptions, progress: Progress | None = None):
+    def __init__(self, registry: Registry, store: Store, options: RunOptions, progress: Progress | None = None,
+                 own_process: bool = False):
         self.reg, self.store, self.opt = registry, store, options
+        self.own_process = own_process  # started by `mkbench run` in a process of its own (StartClock)
         self.progress = progress or Progress()
         self.owner = this_owner()
 
     def run(self) -> dict[str, Any]:
         opt = self.opt
+        start = StartClock(self.own_process)
         backend = self.reg.backend(opt.backend)
         modules = tuple(getattr(backend, "worker_modules", ()))
         # The fork server's imports (seconds) overlap the device probe; what Triton must be told at
@@ -203,9 +206,11 @@ class Runner:
             probe = probe_device(opt.limits)
         finally:
             starter.join()
+        start.mark("probe")
         hw = resolve_profile(opt.hw, self.reg.hardware, probe)
         planner = Planner(self.reg, opt)
         units = planner.plan(hw)
+        start.mark("plan")
         if planner.left_out:
             self.progress.log(f"{planner.left_out} task(s) outside --tasks-dir without a candidate in "
                               f"{opt.solutions}: not part of this corpus's suite, not planned")
@@ -216,6 +221,7 @@ class Runner:
             latest = self.store.latest_run(config_key)
             return {"run_id": latest.id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid]}
         run = self.store.run(run_id)
+        start.mark("record")
         overhead = run.env.get("launch_overhead_us", {}).get("torch_op_us")
         done = self.store.finished_units(run_id)
         todo = [u for u in units if u.key not in done]
@@ -230,7 +236,8 @@ class Runner:
 
         def engine_clock() -> dict:  # this session's wall time and lanes, added to the run's earlier sessions
             lanes = len(executor.lane_states()) if executor is not None else 0
-            session = {"wall_s": round(time.monotonic() - started, 3), "lanes": lanes, "units": len(clocks),
+            session = {"start_s": start.parts, "wall_s": round(time.monotonic() - started, 3), "lanes": lanes,
+                       "units": len(clocks),
                        "confinement": self.confinement(),  # this session's (a resume may differ from the first)
                        "host_cpu": host_cpu(cpu_at_start, cpu_sample())}
             busy = gpu.record() if gpu is not None else None
