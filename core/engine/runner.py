@@ -105,25 +105,50 @@ class Progress:
         print(line)
 
 
+class DeviceProbe:
+    """The worker that tells the device's facts, kept for the launch overheads a GPU run's record asks for
+    next: one interpreter, one torch import and one CUDA context where two were made one after the other
+    (seconds of every GPU run's start). The orchestrator never creates a CUDA context. Spawned, not forked
+    from the fork server: the server is started only once the device (and so the environment its imports
+    need) is known."""
+
+    def __init__(self, limits: Limits, env: dict | None = None):
+        self.limits, self.env, self.child = limits, env or {}, None
+
+    def ask(self, op: str = "probe", hw: HardwareProfile | None = None) -> dict[str, Any]:
+        """Device facts (``probe``) or launch overheads (``overhead``)."""
+        import multiprocessing
+
+        from .. import worker
+        if self.child is None:
+            self.child = procs.Child(worker.entry, (self.env, None), ctx=multiprocessing.get_context("spawn"))
+        try:
+            reply = self.child.request({"op": op, "hw": hw}, self.limits.start)
+        except (procs.Timeout, procs.Died, wire.WireError) as exc:
+            self.close()
+            raise BadInput(f"device {op} failed ({'timeout' if isinstance(exc, procs.Timeout) else exc})") from None
+        if not isinstance(reply, dict) or reply.get("kind") != "probe":
+            said = reply.get("message") if isinstance(reply, dict) else reply
+            raise BadInput(f"device {op} failed: {str(said)[:300]}")
+        return reply["info"]
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.stop(grace=2)
+            self.child = None
+
+    def __enter__(self) -> "DeviceProbe":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def probe_device(limits: Limits, op: str = "probe", hw: HardwareProfile | None = None,
                  env: dict | None = None) -> dict[str, Any]:
-    """Device facts (or launch overheads), gathered in a worker: the orchestrator never creates a
-    CUDA context."""
-    import multiprocessing
-
-    from .. import worker
-    # spawned, not forked from the fork server: the server is started only once the device (and so
-    # the environment its imports need) is known
-    child = procs.Child(worker.entry, (env or {}, None), ctx=multiprocessing.get_context("spawn"))
-    try:
-        reply = child.request({"op": op, "hw": hw}, limits.start)
-    except (procs.Timeout, procs.Died, wire.WireError) as exc:
-        raise BadInput(f"device {op} failed ({'timeout' if isinstance(exc, procs.Timeout) else exc})") from None
-    finally:
-        child.stop(grace=2)
-    if not isinstance(reply, dict) or reply.get("kind") != "probe":
-        raise BadInput(f"device {op} failed: {str(reply.get('message') if isinstance(reply, dict) else reply)[:300]}")
-    return reply["info"]
+    """Device facts (or launch overheads), gathered in a worker of their own."""
+    with DeviceProbe(limits, env) as device:
+        return device.ask(op, hw)
 
 
 #: compile caches kept per (backend, method), read by their tools when first used in a worker
@@ -202,21 +227,27 @@ class Runner:
         server_env = {"TRITON_INTERPRET": "0" if gpu_nodes else "1", **import_env}
         starter = threading.Thread(target=procs.context, args=(modules, server_env))
         starter.start()
+        # Triton in the probe's worker is told the same (the launch overheads time a compiled Triton kernel);
+        # the worker is kept until the run's record has them
+        device = DeviceProbe(opt.limits, {"TRITON_INTERPRET": "0"} if gpu_nodes else None)
         try:
-            probe = probe_device(opt.limits)
+            try:
+                probe = device.ask()
+            finally:
+                starter.join()
+            start.mark("probe")
+            hw = resolve_profile(opt.hw, self.reg.hardware, probe)
+            planner = Planner(self.reg, opt)
+            units = planner.plan(hw)
+            start.mark("plan")
+            if planner.left_out:
+                self.progress.log(f"{planner.left_out} task(s) outside --tasks-dir without a candidate in "
+                                  f"{opt.solutions}: not part of this corpus's suite, not planned")
+            config = opt.config(hw.name)
+            config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+            run_id = self._open_run(config_key, config, hw, probe, device)
         finally:
-            starter.join()
-        start.mark("probe")
-        hw = resolve_profile(opt.hw, self.reg.hardware, probe)
-        planner = Planner(self.reg, opt)
-        units = planner.plan(hw)
-        start.mark("plan")
-        if planner.left_out:
-            self.progress.log(f"{planner.left_out} task(s) outside --tasks-dir without a candidate in "
-                              f"{opt.solutions}: not part of this corpus's suite, not planned")
-        config = opt.config(hw.name)
-        config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-        run_id = self._open_run(config_key, config, hw, probe)
+            device.close()
         if run_id is None:
             latest = self.store.latest_run(config_key)
             return {"run_id": latest.id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid]}
@@ -295,7 +326,8 @@ class Runner:
                                              now.get("gpu_busy"))}
 
     # --- pieces -------------------------------------------------------------------------------
-    def _open_run(self, config_key: str, config: dict, hw: HardwareProfile, probe: dict) -> int | None:
+    def _open_run(self, config_key: str, config: dict, hw: HardwareProfile, probe: dict,
+                  device: DeviceProbe) -> int | None:
         opt = self.opt
         if opt.resume:
             run = self.store.resumable_run(config_key)
@@ -315,7 +347,7 @@ class Runner:
         env = environment.run_environment(probe)
         env["hw_profile"] = {"name": hw.name, "display_name": hw.display_name, "source": hw.source}
         if hw.device == "cuda" and opt.timed:
-            env["launch_overhead_us"] = probe_device(opt.limits, "overhead", hw, {"TRITON_INTERPRET": "0"})
+            env["launch_overhead_us"] = device.ask("overhead", hw)
         env["candidate_contract"] = self.reg.backend(opt.backend).candidate_contract
         env["engine"] = {"executor": opt.executor, "lanes": opt.lanes, **asdict(opt.sharing),
                          "gpus": opt.gpus, "workers": opt.workers, "compile_workers": opt.compile_workers,
