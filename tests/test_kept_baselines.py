@@ -57,7 +57,7 @@ def test_a_clean_unit_leaves_its_worker_for_the_next_unit_of_its_environment(tmp
     # another environment (another GPU) starts its own
     other = pool.take(_starter(started), dict(ENV, CUDA_VISIBLE_DEVICES="1"), None, 900.0)
     assert other is not first and len(started) == 2
-    assert pool.counts() == {"started": 2, "units": 1}
+    assert pool.counts() == {"started": 2, "units": 1, "holding": 0}
 
 
 def test_a_worker_is_not_kept_after_an_unclean_unit_a_failed_reset_memory_left_or_its_last_unit(tmp_path, monkeypatch):
@@ -75,6 +75,7 @@ def test_a_worker_is_not_kept_after_an_unclean_unit_a_failed_reset_memory_left_o
     holding.session.reserved = kept_mod.RESERVED_MAX + 1
     pool.give(holding, clean=True, unit_log=None)
     assert holding.session.requests == ["reset"] and holding.session.stopped
+    assert pool.counts()["holding"] == 1  # said in the session table (clock.kept_text)
     monkeypatch.setattr(kept_mod, "WORKER_UNITS", 2)
     worn = pool.take(_starter(started), ENV, None, None)
     pool.give(worn, clean=True, unit_log=None)
@@ -138,3 +139,11 @@ def test_a_run_serves_several_baseline_units_with_one_worker_and_keeps_its_verdi
         # each baseline unit's log has what its worker printed for it; a candidate's worker is its own
         assert "--- baseline worker: worker" in (logs / f"{task}__eager.log").read_text()
         assert "baseline worker" not in (logs / f"{task}__reference.log").read_text()
+
+
+def test_the_session_table_says_how_many_workers_served_how_many_units_and_how_many_held_memory():
+    from mkbench.engine.clock import kept_text
+    assert kept_text({"started": 49, "units": 192, "holding": 0}) == "49 for 192 units"
+    assert kept_text({"started": 5, "units": 67, "holding": 2}) == "5 for 67 units; 2 stopped holding memory"
+    assert kept_text({"started": 3, "units": 9}) == "3 for 9 units"  # a session recorded before the count
+    assert kept_text(None) == "-" and kept_text({"started": 0, "units": 0}) == "-"

@@ -337,10 +337,12 @@ def pool_text(pool: dict | None) -> str:
 
 
 def kept_text(kept: dict | None) -> str:
-    """A session's baseline workers (:mod:`.kept`): "5 for 67 units"; "-" where it recorded none."""
+    """A session's baseline workers (:mod:`.kept`): "5 for 67 units", with "; 2 stopped holding memory" where
+    some were not kept because their reset left memory reserved; "-" where it recorded none."""
     if not kept or not kept.get("units"):
         return "-"
-    return f"{kept['started']} for {kept['units']} units"
+    holding = f"; {kept['holding']} stopped holding memory" if kept.get("holding") else ""
+    return f"{kept['started']} for {kept['units']} units{holding}"
 
 
 def clock_text(gpus: dict[str, dict]) -> str:

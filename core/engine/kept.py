@@ -111,6 +111,7 @@ class BaselineWorkers:
         self._idle: list[Kept] = []
         self._lock = threading.Lock()
         self.started = self.units = 0
+        self.holding = 0  # workers stopped because their reset left more than RESERVED_MAX reserved
         self.closing = False
 
     def take(self, start, env: dict[str, str], log_path: Path | None, unit_limit: float | None) -> Kept:
@@ -144,7 +145,11 @@ class BaselineWorkers:
         if keep:
             try:
                 reply = kept.session.request({"op": "reset"}, RESET_S)
-                keep = reply.get("kind") == "reset" and int(reply.get("reserved_bytes") or 0) <= RESERVED_MAX
+                keep = reply.get("kind") == "reset"
+                if keep and int(reply.get("reserved_bytes") or 0) > RESERVED_MAX:
+                    keep = False
+                    with self._lock:
+                        self.holding += 1
             except Exception:  # noqa: BLE001 - a worker that cannot let go is stopped, not kept
                 keep = False
         evicted = []
@@ -174,5 +179,5 @@ class BaselineWorkers:
             kept.session.stop()
 
     def counts(self) -> dict[str, int]:
-        """Workers started and units served (the pool's reuse)."""
-        return {"started": self.started, "units": self.units}
+        """Workers started, units served (the pool's reuse), and workers stopped holding memory."""
+        return {"started": self.started, "units": self.units, "holding": self.holding}
