@@ -226,8 +226,9 @@ def kernel_function(x):
 def test_a_build_inside_a_call_steps_out_of_the_device_hold_only_when_asked(tmp_path, cli, prewarm_backend, hold):
     steps, engine = _run_silu(tmp_path, cli, BUILDS_IN_ITS_CALL, "--seeds", "2", "--compile-ahead", "off",
                               "--build-hold", hold)
-    if hold == "release":  # the build, timed apart, inside the traced call's seconds (the candidate's time)
-        assert 0.3 <= steps["host_work"] <= steps["run_traced"], steps
+    if hold == "release":
+        # the build, timed apart from the call's own seconds (the time it held the device), which it is not in
+        assert steps["host_work"] >= 0.3 > steps["run_traced"], steps
     else:
         assert "host_work" not in steps and steps["run_traced"] >= 0.3, steps
     assert engine["build_hold"] == hold

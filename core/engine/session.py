@@ -148,22 +148,27 @@ class WorkerSession:
             step_out: Callable[..., AbstractContextManager] | None = None) -> dict:
         """A ``run`` step (answered ``ran`` or ``failed``), its seconds under run, run_traced or
         run_suppressed. With ``step_out`` (the device's hold let go of for a block), the worker may
-        step out of the hold for host work inside the call (:func:`mkbench.worker.host_work`)."""
+        step out of the hold for host work inside the call (:func:`mkbench.worker.host_work`): those
+        seconds are the ``host_work`` step's, not the call's, so that a call's seconds are the time it held
+        the device (what a timing phase drains for), as the wait to take it again is not either."""
         key = "run_traced" if cmd.get("trace") else "run_suppressed" if cmd.get("suppress") else "run"
-        t, waited = time.monotonic(), self.waited
+        t, waited, built = time.monotonic(), self.waited, self.clock.get("host_work", 0.0)
         op = str(cmd.get("op"))
         if step_out is not None:
             cmd = dict(cmd, step_out=True)
         reply = self.request(cmd, timeout)  # a step that hangs or dies ends the unit: its seconds are the stage's
         while isinstance(reply, dict) and reply.get("kind") == "host_work" and step_out is not None:
             reply = self._host_work(reply, timeout, step_out, op)
-        seconds = time.monotonic() - t - (self.waited - waited)  # less the wait to take the device again
+        built = self.clock.get("host_work", 0.0) - built
+        seconds = time.monotonic() - t - (self.waited - waited) - built  # less the wait to take the device again
         if not isinstance(reply, dict) or reply.get("kind") not in ("ran", "failed"):
             self.add(key, seconds)
             raise Abnormal("error", f"worker error: unexpected answer {str(reply)[:80]}")
         warm = reply.get("warm_s")  # the untraced call before a traced one (EvalSettings.trace_call) is a run
         if isinstance(warm, (int, float)) and warm >= 0:
-            warm = min(warm, seconds)  # the worker's clock also ran while it waited to take the device again
+            # the worker's clock also ran while it built (a first call's build: the warm call's, where there is
+            # one) and while it waited to take the device again
+            warm = min(max(warm - built, 0.0), seconds)
             self.add("run_warm", warm)
             seconds -= warm
         self.add(key, seconds)
