@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import importlib.util
 import platform
 import shutil
 import socket
@@ -71,15 +72,34 @@ def git_revision() -> str | None:
     return rev + ("+dirty" if dirty else "")
 
 
+#: the parts of mkbench's source, by the folder each is in a checkout, and the package each installs as
+SOURCE_PARTS = {"core": "mkbench", "backends": "mkbench.backends", "tasks": "mkbench.tasks",
+                "hardware_profiles": "mkbench.hardware_profiles"}
+
+
+def _package_dir(module: str) -> Path | None:
+    spec = importlib.util.find_spec(module)
+    places = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(places[0]).resolve() if places else None
+
+
 def source_digest() -> str:
     """Hash of mkbench's own source files: identifies the code where no git checkout travels
-    (e.g. a copied working tree on a GPU machine)."""
-    root = Path(__file__).resolve().parent.parent
+    (e.g. a copied working tree on a GPU machine). Each part is found where Python imports it from: a
+    checkout's folders, or an installed package, where the other parts are folders inside mkbench/
+    (each file is named as in a checkout, so both give one digest). Looking for the checkout's folders
+    beside the package found none in an installed mkbench, and every such run recorded the digest of
+    nothing (e3b0c442...), calls 45-48 among them."""
+    dirs = {name: _package_dir(module) for name, module in SOURCE_PARTS.items()}
     h = hashlib.sha256()
-    for folder in ("core", "backends", "tasks", "hardware_profiles"):
-        for path in sorted((root / folder).rglob("*")):
-            if path.suffix in (".py", ".yaml") and "__pycache__" not in path.parts:
-                h.update(str(path.relative_to(root)).encode())
+    for name, root in dirs.items():
+        if root is None:
+            continue
+        inside = [d for d in dirs.values() if d is not None and d != root and root in d.parents]
+        for path in sorted(root.rglob("*")):
+            if (path.suffix in (".py", ".yaml") and "__pycache__" not in path.parts
+                    and not any(d in path.parents for d in inside)):
+                h.update(f"{name}/{path.relative_to(root).as_posix()}".encode())
                 h.update(path.read_bytes())
     return h.hexdigest()[:16]
 
