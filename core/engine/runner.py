@@ -109,8 +109,7 @@ class DeviceProbe:
     """The worker that tells the device's facts, kept for the launch overheads a GPU run's record asks for
     next: one interpreter, one torch import and one CUDA context where two were made one after the other
     (seconds of every GPU run's start). The orchestrator never creates a CUDA context. Spawned, not forked
-    from the fork server: the server is started only once the device (and so the environment its imports
-    need) is known."""
+    from the fork server, whose imports go on meanwhile."""
 
     def __init__(self, limits: Limits, env: dict | None = None):
         self.limits, self.env, self.child = limits, env or {}, None
