@@ -221,7 +221,6 @@ def test_the_start_clock_adds_each_part_up_to_its_mark_and_the_process_age_only_
     clock.mark("plan")
     clock.mark("probe")  # a part marked twice adds up
     assert list(clock.parts) == ["probe", "plan"] and all(v >= 0 for v in clock.parts.values())
-    assert clock.total() == round(sum(clock.parts.values()), 3)
     age = process_age()
     if os.path.exists("/proc/self/stat"):
         assert age is not None and age > 0

@@ -197,9 +197,6 @@ class StartClock:
         self.parts[part] = round(self.parts.get(part, 0.0) + now - self._t, 3)
         self._t = now
 
-    def total(self) -> float:
-        return round(sum(self.parts.values()), 3)
-
 
 def start_text(start: dict[str, float] | None) -> str:
     """A session's start: "13.8 (imports 2.1, probe 6.0, plan 1.3, record 4.4)"; "-" where none
