@@ -131,6 +131,9 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
                r"+[\d.]+ \| +[\d.]+ \| +[\d.]+ \| "
                r"+\d+-\d+ \(peak \d+; \d+ workers for \d+ units\) +\| +(?:\d+ for \d+ units|-) +\| +[\d.]+ \|")
     assert re.search(session, out), out
+    # where each unit ran: its device and lane (on a multi-GPU host, which GPU timed the row)
+    lanes = [(r["extra"] or {}).get("lane") for r in Store(store).results() if r["verdict"] != "skipped"]
+    assert lanes and all(re.fullmatch(r"cpu/lane\d+", lane or "") for lane in lanes), lanes
     # the worker's start by part: its confinement is timed wherever confinement was attempted
     confinement = out.strip().splitlines()[-1]
     if not confinement.startswith("confinement: none"):

@@ -168,9 +168,12 @@ def _drafts(unit: Unit, obs: Observation | None, policy: Policy, timed: bool,
 
 
 def _clock(rows: dict, obs: Observation) -> None:
-    """The unit's clock, in each of its rows (see :mod:`.clock`)."""
+    """The unit's clock, in each of its rows (see :mod:`.clock`), and where it ran: its device and lane
+    ("cuda:2/lane1"), so that one ``--gpus all`` store says which GPU timed each row."""
     for r in rows.values():
         r["extra"]["unit_seconds"] = dict(obs.seconds, steps=dict(obs.steps) if obs.steps is not None else None)
+        if obs.lane:
+            r["extra"]["lane"] = obs.lane
         if obs.memory:
             r["extra"]["unit_memory"] = dict(obs.memory)
         if obs.retried:
