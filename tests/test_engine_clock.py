@@ -232,3 +232,21 @@ def test_the_start_clock_adds_each_part_up_to_its_mark_and_the_process_age_only_
     # in the order they happen, as a store gives them back (its JSON keys sorted)
     assert start_text({"plan": 1.3, "probe": 6.04, "imports": 2.1}) == "9.4 (imports 2.1, probe 6.0, plan 1.3)"
     assert start_text(None) == "-" and start_text({}) == "-"
+
+
+def test_a_run_over_several_gpus_gets_a_table_per_device():
+    from mkbench.engine.clock import device_table
+    rows = [
+        _row("a", {"correctness": 4.0}, {"wait_shared": 1.0, "time_step": 0.5}, lane="cuda:0/lane1"),
+        _row("b", {"correctness": 2.0}, {"wait_exclusive": 1.0, "without_lane": 1.0}, baseline=True,
+             lane="cuda:0/lane2"),
+        _row("c", {"correctness": 3.0}, {"time_step": 0.25}, lane="cuda:1/lane0"),
+    ]
+    headers, table = device_table(unit_clocks(rows))
+    assert headers[0] == "device" and [r[0] for r in table] == ["cuda:0", "cuda:1"]
+    # cuda:0: 2 units (1 candidate), 6 s of unit time, 2 s of it waiting, 1 s away for timing, 0.5 s timed
+    assert table[0][1:] == [2, 1, 3.0, "33%", "17%", 0.5]
+    assert table[1][1:] == [1, 1, 3.0, "0%", "0%", 0.2]
+    # one device (or rows that said none, from an older mkbench): no table
+    assert device_table(unit_clocks(rows[:2])) == ([], [])
+    assert device_table(unit_clocks([_row("d", {"correctness": 1.0}, {})])) == ([], [])

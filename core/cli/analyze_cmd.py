@@ -106,6 +106,7 @@ def engine(args) -> int:
     from tabulate import tabulate
 
     from ..engine.clock import (
+        device_table,
         engine_line,
         longest_shared_calls,
         run_gpu,
@@ -137,6 +138,9 @@ def engine(args) -> int:
                 if clocks:
                     headers, rows = step_table(clocks)
                     print(tabulate(rows, headers=headers, tablefmt="github") + "\n")
+                    headers, rows = device_table(clocks)
+                    if rows:  # a run over several GPUs: where each GPU's units spent their time
+                        print(tabulate(rows, headers=headers, tablefmt="github") + "\n")
                     held = longest_shared_calls(clocks)
                     if held:
                         print("Longest calls on the shared device (a timing phase drains for the one in flight):\n")

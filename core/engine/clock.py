@@ -68,6 +68,7 @@ class UnitClock:
     total: float
     steps: dict[str, float] = field(default_factory=dict)
     unit: str = ""
+    device: str = ""  # where the unit ran ("cuda:2"), from its rows' lane
 
 
 def unit_clock(unit_seconds: dict[str, Any] | None, baseline: bool) -> UnitClock | None:
@@ -91,7 +92,8 @@ def unit_clocks(rows: Iterable[dict[str, Any]]) -> list[UnitClock]:
             continue
         clock = unit_clock(extra.get("unit_seconds"), bool(r.get("is_baseline")))
         if clock is not None:
-            seen[key] = replace(clock, unit=f"{r.get('task')} [{r.get('method')}]")
+            seen[key] = replace(clock, unit=f"{r.get('task')} [{r.get('method')}]",
+                                device=str(extra.get("lane") or "").split("/", 1)[0])
     return list(seen.values())
 
 
@@ -260,6 +262,26 @@ def step_table(clocks: list[UnitClock]) -> tuple[list[str], list[list[Any]]]:
     rows = [["unit total", *(round(sum(c.total for c in v) / len(v), 3) for v in groups.values())]]
     for s in names:
         rows.append([s, *(round(sum(c.steps.get(s, 0.0) for c in v) / len(v), 3) for v in groups.values())])
+    return headers, rows
+
+
+def device_table(clocks: list[UnitClock]) -> tuple[list[str], list[list[Any]]]:
+    """(headers, rows): per device its units ran on (a ``--gpus all`` run), the units and candidates, the
+    mean seconds per unit, and the share of unit time spent waiting (:data:`WAIT_STEPS`), timing held
+    (``time_step``) and traced; no rows where fewer than two devices are known (older rows said none)."""
+    devices = sorted({c.device for c in clocks if c.device})
+    if len(devices) < 2:
+        return [], []
+    headers = ["device", "units", "candidates", "s/unit", "lock waits", "away for timing", "timed steps s"]
+    rows = []
+    for d in devices:
+        mine = [c for c in clocks if c.device == d]
+        t = totals(mine)
+        away = sum(c.steps.get(WITHOUT_LANE, 0.0) for c in mine)
+        rows.append([d, len(mine), sum(not c.baseline for c in mine), round(t["unit_seconds"] / len(mine), 3),
+                     f"{_share(t['wait_seconds'], t['unit_seconds']) or 0:.0%}",
+                     f"{_share(away, t['unit_seconds']) or 0:.0%}",
+                     round(sum(c.steps.get("time_step", 0.0) for c in mine), 1)])
     return headers, rows
 
 
