@@ -16,6 +16,11 @@ spread max/min - 1 of its time_median_us across them. Per method and overall: ro
 and p95 spread, share within 3%, the 5 largest spreads; and per GPU, from its run's driver samples, its
 SM clock while busy and how often a power or thermal cap slowed it (a spread with a reason). OUT/summary.json
 holds them; a Markdown table is printed.
+
+    python benchmarks/gpu_consistency.py --out OUT --from-stores A.sqlite B.sqlite ...
+
+compares instead the rows of `--gpus all` runs by the GPU each row's unit ran on (a row's ``extra["lane"]``):
+two runs of one job, an A/B of an engine setting that leaves the timed calls alone, time many rows on two GPUs.
 """
 
 from __future__ import annotations
@@ -83,6 +88,21 @@ def compare(rows_by_gpu: dict[str, list[dict]], worst: int = WORST) -> dict:
         "usable_rows_by_gpu": {gpu: sum(map(usable, rows)) for gpu, rows in rows_by_gpu.items()},
         "by_method": {m: _stats([c for c in compared if c[0][1] == m], worst) for m in methods},
     }
+
+
+def rows_by_lane(stores_rows: list[list[dict]]) -> dict[str, list[dict]]:
+    """The rows of ``--gpus all`` runs by the GPU that ran each (``extra["lane"]``, "cuda:2/lane1" -> "2"),
+    for :func:`compare`: a unit runs on one GPU per run, so two runs of one job (an A/B of an engine setting
+    that leaves the timed calls alone) time many rows on two GPUs. Rows that do not say (older mkbench) are
+    left out; a row on the same GPU in two stores counts as the later store's."""
+    by_gpu: dict[str, list[dict]] = {}
+    for rows in stores_rows:
+        for r in rows:
+            device = str((r.get("extra") or {}).get("lane") or "").split("/", 1)[0]
+            kind, _, index = device.partition(":")
+            if kind == "cuda" and index.isdigit():
+                by_gpu.setdefault(index, []).append(r)
+    return dict(sorted(by_gpu.items(), key=lambda kv: int(kv[0])))
 
 
 def _pct(x: float | None) -> str:
@@ -241,6 +261,8 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--sequential", dest="sequential", action="store_true", help="one GPU at a time")
     p.add_argument("--limit", type=float, help="seconds per run before it is stopped (default: none)")
     p.add_argument("--compare-only", action="store_true", help="no runs: compare the stores OUT already holds")
+    p.add_argument("--from-stores", nargs="+", type=Path, metavar="STORE",
+                   help="no runs: compare the rows of these --gpus all stores by the GPU each row's unit ran on")
     p.add_argument("run_args", nargs="*", help="`mkbench run` arguments, after --")
     p.set_defaults(sequential=False)  # store_false's own default would be True
     return p
@@ -255,6 +277,8 @@ def main() -> int:
     out = a.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     names = gpu_names()
+    if a.from_stores:
+        return from_stores(a.from_stores, out, names)
     if a.gpus == "all":
         gpus = sorted(names, key=int)
         if not gpus and a.compare_only:  # compared where no GPU is: the stores there are
@@ -281,6 +305,30 @@ def main() -> int:
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     table = markdown(result, devices) + "\n\nEach GPU during its run (nvidia-smi's samples):\n\n" + clock_lines(by_gpu)
+    (out / "summary.md").write_text(table + "\n")
+    print(table)
+    return 0
+
+
+def from_stores(paths: list[Path], out: Path, names: dict[str, str]) -> int:
+    """``--from-stores``: the comparison of :func:`rows_by_lane` over these stores, to OUT/summary.json and
+    OUT/summary.md."""
+    sys.path.insert(0, str(layout(HERE, Path(tempfile.mkdtemp(prefix="mkbench-reader-")))))
+    from mkbench.store import Store
+    stores_rows = []
+    for path in paths:
+        if not path.exists():
+            raise SystemExit(f"error: {path}: no such store")
+        store = Store(path)
+        try:
+            stores_rows.append(store.results())
+        finally:
+            store.close()
+    result = compare(rows_by_lane(stores_rows))
+    devices = {g: names.get(g) for g in result["gpus"]}
+    summary = {"devices": devices, "mode": "from --gpus all stores", "stores": [str(p) for p in paths], **result}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    table = markdown(result, devices)
     (out / "summary.md").write_text(table + "\n")
     print(table)
     return 0

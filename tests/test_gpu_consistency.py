@@ -182,3 +182,31 @@ def test_runs_are_stopped_past_the_limit(tmp_path, monkeypatch, concurrent):
     assert (tmp_path / "gpu1.log").read_text().startswith("$ ")
     workers = [w for _, w in seen]
     assert (workers[0] is not None) == concurrent
+
+
+def _on(row, lane):
+    return dict(row, extra={"lane": lane})
+
+
+def test_two_gpus_all_runs_compare_rows_by_the_gpu_that_ran_them(tmp_path, monkeypatch, capsys):
+    # run A: t1 on GPU 0, t2 on GPU 1; run B: t1 on GPU 3 (2% slower), t2 on GPU 1 again (the same GPU: no
+    # pair), t3 only in B; a row of an older mkbench says no lane and is left out
+    a = [_on(_row("t1", 100.0), "cuda:0/lane1"), _on(_row("t2", 50.0), "cuda:1/lane0"), _row("t4", 9.0)]
+    b = [_on(_row("t1", 102.0), "cuda:3/lane2"), _on(_row("t2", 51.0), "cuda:1/lane3"),
+         _on(_row("t3", 7.0), "cuda:2/lane0")]
+    by_gpu = gc.rows_by_lane([a, b])
+    assert list(by_gpu) == ["0", "1", "2", "3"] and [r["task"] for r in by_gpu["1"]] == ["t2", "t2"]
+    out = gc.compare(by_gpu)
+    assert out["rows_compared"] == 1 and out["worst"][0]["time_median_us"] == {"0": 100.0, "3": 102.0}
+    assert out["rows_on_one_gpu_only"] == 2  # t2 (GPU 1 in both runs: the later counts) and t3
+    _store(tmp_path / "a.sqlite", a)
+    _store(tmp_path / "b.sqlite", b)
+    monkeypatch.setattr(gc, "gpu_names", lambda: {})
+    monkeypatch.setattr(gc, "layout", lambda tree, dest: dest)
+    monkeypatch.setattr(sys, "argv", ["gpu_consistency.py", "--out", str(tmp_path / "cons"), "--from-stores",
+                                      str(tmp_path / "a.sqlite"), str(tmp_path / "b.sqlite")])
+    assert gc.main() == 0
+    summary = json.loads((tmp_path / "cons" / "summary.json").read_text())
+    assert summary["mode"] == "from --gpus all stores" and summary["rows_compared"] == 1
+    assert summary["p95_spread"] == pytest.approx(0.02)
+    assert "| t1 | reference | large | float32 | 2.00% |" in capsys.readouterr().out
