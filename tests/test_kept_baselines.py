@@ -147,3 +147,14 @@ def test_the_session_table_says_how_many_workers_served_how_many_units_and_how_m
     assert kept_text({"started": 5, "units": 67, "holding": 2}) == "5 for 67 units; 2 stopped holding memory"
     assert kept_text({"started": 3, "units": 9}) == "3 for 9 units"  # a session recorded before the count
     assert kept_text(None) == "-" and kept_text({"started": 0, "units": 0}) == "-"
+
+
+def test_the_run_adds_up_every_devices_counts_the_memory_holders_among_them():
+    from mkbench.engine.local import LocalExecutor
+    devices = []
+    for holding in (0, 2):
+        pool = BaselineWorkers(1)
+        pool.started, pool.units, pool.holding = 3, 9, holding
+        devices.append(SimpleNamespace(baseline_workers=pool))
+    assert LocalExecutor.baseline_workers(SimpleNamespace(devices=devices)) == {"started": 6, "units": 18, "holding": 2}
+    assert LocalExecutor.baseline_workers(SimpleNamespace(devices=[])) == {}

@@ -52,9 +52,10 @@ class LocalExecutor:
                 **({"started": ahead.started, "units": ahead.units} if ahead is not None else {})}
 
     def baseline_workers(self) -> dict[str, int]:
-        """Baseline workers every device started, and the units they served (kept workers serve several)."""
+        """Every device's :meth:`.kept.BaselineWorkers.counts` added up: workers started, the units they served
+        (kept workers serve several), and those stopped holding memory."""
         every = [d.baseline_workers.counts() for d in self.devices]
-        return {k: sum(c[k] for c in every) for k in ("started", "units")}
+        return {k: sum(c[k] for c in every) for k in (every[0] if every else {})}
 
     def judge_cpu(self) -> float:
         """CPU seconds every device's judges have used."""
