@@ -191,15 +191,6 @@ def compile_in(w: WorkerSession, unit, settings, since: float,
     return steps, reusable
 
 
-# PER_UNIT_DIRS (.kept): the unit's own build folder (core/engine/runner.py, unit_env), writable by its workers
-# alone, so that no other candidate can plant a build under its sources' key. A kept worker serves units of
-# several candidates, so it never gets one: where the backend compiles ahead into its per-method caches (its
-# own choice of the pool, ``Backend.compile_ahead``), a kept worker gets a folder of its own instead, which no
-# unit reads; elsewhere (a CUDA candidate's extension, built ahead with ``--compile-ahead pool``) the folder is
-# part of the worker's environment, and a worker serves one unit.
-
-
-
 def job(unit) -> dict:
     """What a worker needs to know about its unit."""
     return {"task": unit.task, "backend": unit.backend, "hw": unit.hw, "source": unit.source}

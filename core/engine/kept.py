@@ -23,8 +23,11 @@ from .session import WorkerSession
 WORKER_UNITS = 16
 #: the most of a worker's log copied into a unit's log for one unit (its tail)
 LOG_COPY_BYTES = 64 << 10
-#: environment variables that name a folder of the unit's own (a candidate's build folder): a kept worker
-#: gets a folder of its own instead, which no unit reads, and they are not part of its key
+#: environment variables that name a folder of the unit's own (its build folder, core/engine/runner.py unit_env:
+#: writable by its workers alone, so that no other candidate can plant a build under its sources' key). A kept
+#: worker serves several units, so it never gets one: it gets a folder of its own instead, which no unit reads,
+#: and they are not part of its key. Where a compile-ahead worker is not shared (a CUDA candidate's extension,
+#: built ahead with ``--compile-ahead pool``), the folder stays in its environment and it serves one unit.
 PER_UNIT_DIRS = ("TORCH_EXTENSIONS_DIR",)
 #: seconds a kept baseline worker may take to let go of its unit (the allocator's cache emptied)
 RESET_S = 30.0
