@@ -178,10 +178,11 @@ def process_age() -> float | None:
 
 class StartClock:
     """Where a run's start went before the session's clock began: ``imports`` (the process's age as the
-    runner begins), then each named part up to the next mark (``probe``: the device probe and the fork
-    server's imports, ``plan``, ``record``: the run's environment and launch overheads). On one H200 a
-    KernelBench-X run's first unit came about 14 s after its process began (reports/2026-11-28-corpus-scaling,
-    call 45), 8% of the whole corpus's wall time."""
+    runner begins), then each named part up to the next mark (``probe``: what is left of the device probe,
+    whose worker `mkbench run` spawned as it began, :mod:`.head_start`; ``plan``; ``record``: the run's
+    environment and launch overheads). On one
+    H200 a KernelBench-X run's first unit came about 14 s after its process began
+    (reports/2026-11-28-corpus-scaling, call 45), 8% of the whole corpus's wall time."""
 
     PARTS = ("imports", "probe", "plan", "record")  # in the order they happen
 

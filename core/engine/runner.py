@@ -26,7 +26,7 @@ from ..integrity import Policy
 from ..registry import Registry
 from ..store import RunOwned, Store, this_owner
 from ..timing import UNTIMED_WAIT_ENV, TimingSettings
-from . import procs
+from . import head_start, procs
 from .clock import StartClock, cpu_sample, engine_line, host_cpu, unit_clocks
 from .device import HOST_LANES, Device, default_lanes
 from .gpu_busy import GpuBusy
@@ -111,8 +111,10 @@ class DeviceProbe:
     (seconds of every GPU run's start). The orchestrator never creates a CUDA context. Spawned, not forked
     from the fork server, whose imports go on meanwhile."""
 
-    def __init__(self, limits: Limits, env: dict | None = None):
-        self.limits, self.env, self.child = limits, env or {}, None
+    def __init__(self, limits: Limits, env: dict | None = None, started: procs.Child | None = None):
+        """``started``: a worker already asked :data:`.head_start.PROBE` (its answer is read, not asked again)."""
+        self.limits, self.env, self.child = limits, env or {}, started
+        self.asked = head_start.PROBE if started is not None else None
 
     def ask(self, op: str = "probe", hw: HardwareProfile | None = None) -> dict[str, Any]:
         """Device facts (``probe``) or launch overheads (``overhead``)."""
@@ -121,8 +123,9 @@ class DeviceProbe:
         from .. import worker
         if self.child is None:
             self.child = procs.Child(worker.entry, (self.env, None), ctx=multiprocessing.get_context("spawn"))
+        cmd, asked, self.asked = {"op": op, "hw": hw}, self.asked, None
         try:
-            reply = self.child.request({"op": op, "hw": hw}, self.limits.start)
+            reply = self.child.recv(self.limits.start) if cmd == asked else self.child.request(cmd, self.limits.start)
         except (procs.Timeout, procs.Died, wire.WireError) as exc:
             self.close()
             raise BadInput(f"device {op} failed ({'timeout' if isinstance(exc, procs.Timeout) else exc})") from None
@@ -219,21 +222,21 @@ class Runner:
         start = StartClock(self.own_process)
         backend = self.reg.backend(opt.backend)
         modules = tuple(getattr(backend, "worker_modules", ()))
-        # The fork server's imports (seconds) overlap the device probe; what Triton must be told at
-        # import is known from the device nodes present (a GPU machine has /dev/nvidiactl or /dev/kfd).
-        gpu_nodes = any(os.path.exists(p) for p in ("/dev/nvidiactl", "/dev/kfd"))
+        # The fork server's imports (seconds) overlap the device probe; what Triton must be told at import
+        # is known from the device nodes present.
         import_env = self._import_env(backend)
-        server_env = {"TRITON_INTERPRET": "0" if gpu_nodes else "1", **import_env}
+        server_env = {"TRITON_INTERPRET": "0" if head_start.gpu_nodes() else "1", **import_env}
         starter = threading.Thread(target=procs.context, args=(modules, server_env))
         starter.start()
         # Triton in the probe's worker is told the same (the launch overheads time a compiled Triton kernel);
-        # the worker is kept until the run's record has them
-        device = DeviceProbe(opt.limits, {"TRITON_INTERPRET": "0"} if gpu_nodes else None)
+        # the worker is kept until the run's record has them. `mkbench run` spawned it as it began.
+        env = head_start.probe_env()
+        device = DeviceProbe(opt.limits, env, head_start.take(env))
         try:
             try:
                 probe = device.ask()
             finally:
-                starter.join()
+                starter.join()  # the server is started; the first fork waits for its imports
             start.mark("probe")
             hw = resolve_profile(opt.hw, self.reg.hardware, probe)
             planner = Planner(self.reg, opt)
@@ -245,13 +248,13 @@ class Runner:
             config = opt.config(hw.name)
             config_key = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
             run_id = self._open_run(config_key, config, hw, probe, device)
+            start.mark("record")
         finally:
             device.close()
         if run_id is None:
             latest = self.store.latest_run(config_key)
             return {"run_id": latest.id, "hw": hw, "units": units, "invalid": [u for u in units if u.invalid]}
         run = self.store.run(run_id)
-        start.mark("record")
         overhead = run.env.get("launch_overhead_us", {}).get("torch_op_us")
         done = self.store.finished_units(run_id)
         todo = [u for u in units if u.key not in done]

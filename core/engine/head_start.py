@@ -1,0 +1,79 @@
+"""`mkbench run`'s head start: its device probe's worker is spawned before the orchestrator imports torch,
+the tasks and the backends, so the worker's own torch import and CUDA start go on meanwhile instead of after.
+
+On 4 H200s a run's first unit came 12-17 s after its process began: the orchestrator's imports 5-8 s, then
+the probe 5-6 s (reports/2026-11-28-corpus-scaling, call 46). The command line is read before anything heavy
+is imported (:func:`mkbench.cli.main` calls :func:`begin`); the runner takes the worker and its answer (:func:`take`) if
+it was started for what the runner would start it for, and otherwise starts its own as before. The worker is
+asked for the device's facts as it is spawned (its reply waits in the pipe): a worker imports torch and makes
+its CUDA context only when asked.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+from . import procs
+
+#: a GPU machine's driver nodes: what Triton is told at import is known from these before any device is asked
+GPU_NODES = ("/dev/nvidiactl", "/dev/kfd")
+#: set by the orchestrator after the head start, and never read by a probe worker (--tasks-dir's folders)
+NOT_READ_BY_THE_PROBE = frozenset({"MKBENCH_TASK_DIRS"})
+
+#: what the probe's worker is asked as it is spawned
+PROBE = {"op": "probe", "hw": None}
+
+_started: tuple[dict[str, str], dict[str, str], procs.Child] | None = None  # (its env, the environ, the worker)
+
+
+def gpu_nodes() -> bool:
+    return any(os.path.exists(p) for p in GPU_NODES)
+
+
+def probe_env() -> dict[str, str]:
+    """The probe worker's environment: on a GPU, Triton compiles (the launch overheads time a compiled
+    Triton kernel); elsewhere the worker's Triton is as the environment says."""
+    return {"TRITON_INTERPRET": "0"} if gpu_nodes() else {}
+
+
+def _environ() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in NOT_READ_BY_THE_PROBE}
+
+
+def begin() -> None:
+    """Spawns the probe's worker now and asks it :data:`PROBE` (spawned, not forked: no fork server is
+    running yet, and a probe worker needs none of its imports). A second call keeps the first worker."""
+    global _started
+    if _started is None:
+        from .. import worker
+        env = probe_env()
+        child = procs.Child(worker.entry, (env, None), ctx=multiprocessing.get_context("spawn"))
+        try:
+            child.send(PROBE)
+        except procs.Died:  # the runner's own probe says why
+            child.kill()
+            return
+        _started = (env, _environ(), child)
+
+
+def take(env: dict[str, str]) -> procs.Child | None:
+    """The worker :func:`begin` spawned, its answer to :data:`PROBE` on the way, if it was spawned with
+    ``env`` and the environment it inherited is still the process's; else None (and that worker is
+    stopped). Taken once."""
+    global _started
+    started, _started = _started, None
+    if started is None:
+        return None
+    if started[0] == env and started[1] == _environ() and started[2].proc.is_alive():
+        return started[2]
+    started[2].stop(grace=0)
+    return None
+
+
+def cancel() -> None:
+    """Stops a worker no runner took (the command failed before its probe)."""
+    global _started
+    started, _started = _started, None
+    if started is not None:
+        started[2].stop(grace=0)
