@@ -511,3 +511,48 @@ def test_cuda_l1_tolerance_is_its_own_raw_allclose():
     assert contract.check(_ctx([ref + 0.11], [ref])).ok  # 1e-2 + 1e-2 * 10 = 0.11
     assert not contract.check(_ctx([ref + 0.12], [ref])).ok
     assert not kernelbench_allclose().check(_ctx([ref + 0.11], [ref])).ok  # KernelBench's float32 is 1e-4
+
+
+# --- lion: the coefficients' float32 rounding (1 - beta formed from a float32 beta) ------------------
+
+#: three elements (param, exp_avg, the three steps' gradients, as float32 hex) whose sign came out the
+#: other way in a float32 kernel that forms 1 - beta in float32: drawn by lion's make_inputs for
+#: n = 2^24, CPU generator seed 1; an H200 showed the same on its own seed's draws (call 48)
+LION_FLIPS = [
+    ("0x1.6e8ef0p-6", "0x1.39ddbep-13", ("-0x1.611972p-10", "0x1.80c8d0p-11", "-0x1.824cc6p-13")),
+    ("0x1.468268p-6", "-0x1.85927ap-15", ("0x1.b644c4p-12", "0x1.83f11cp-10", "0x1.6f0824p-13")),
+    ("0x1.83cb50p-7", "0x1.5b6a6cp-16", ("-0x1.1eb534p-9", "0x1.3aa40cp-14", "0x1.7035e0p-18")),
+]
+
+
+def _lion_float32_kernel(param, grads, exp_avg, lr, beta1, beta2, weight_decay):
+    """Lion as the backends' references compute it: float32 throughout, 1 - beta from a float32 beta."""
+    f = torch.float32
+    b1, b2 = torch.tensor(beta1, dtype=f), torch.tensor(beta2, dtype=f)
+    p, m = param.clone(), exp_avg.clone()
+    for g in grads:
+        c = b1 * m + (1.0 - b1) * g
+        p = p * torch.tensor(1.0 - lr * weight_decay, dtype=f) - torch.tensor(lr, dtype=f) * torch.sign(c)
+        m = b2 * m + (1.0 - b2) * g
+    return p, m
+
+
+def test_lion_accepts_a_float32_kernel_whose_rounded_coefficients_flip_a_sign():
+    task = _task("optimizer/lion.py")
+    param, grads, exp_avg, *hyper = task.make_inputs({"n": 4096}, torch.float32, torch.Generator().manual_seed(0))
+    for i, (p, m, gs) in enumerate(LION_FLIPS):
+        at = 1000 * (i + 1)
+        param[at], exp_avg[at] = float.fromhex(p), float.fromhex(m)
+        for k, g in enumerate(gs):
+            grads[k, at] = float.fromhex(g)
+    inputs = (param, grads, exp_avg, *hyper)
+    out = _lion_float32_kernel(*inputs)
+    ref = task.reference(*(x.double() if torch.is_tensor(x) else x for x in inputs))
+    flipped = ((out[0].double() - ref[0]).abs() > 1.5 * hyper[0]).nonzero().flatten().tolist()
+    assert flipped == [1000, 2000, 3000]  # each planted element's sign came out the other way
+    res = task.contract.check(CheckContext(torch.float32, inputs, out, lambda: ref, None))
+    assert res.ok, res.message
+    # a sign flipped where no rounding can flip it is still wrong: 2 lr off at an ordinary element
+    wrong = (out[0].clone(), out[1])
+    wrong[0][17] -= 2 * hyper[0]
+    assert not task.contract.check(CheckContext(torch.float32, inputs, wrong, lambda: ref, None)).ok
