@@ -67,26 +67,41 @@ def _stats(compared: list[tuple[tuple, dict, float]], worst: int) -> dict:
     }
 
 
+def host_bound(row: dict) -> bool:
+    """A row whose timer found the host, not the GPU, setting the pace on some sample (its calls could not
+    be enqueued ahead of the GPU: ``extra["host_bound_samples"]``, mkbench.timing). Such a time measures
+    the host's launch path under whatever else the host runs: on a host of several GPUs, the other GPUs'
+    lanes."""
+    return int((row.get("extra") or {}).get("host_bound_samples") or 0) > 0
+
+
 def compare(rows_by_gpu: dict[str, list[dict]], worst: int = WORST) -> dict:
-    """Spreads of time_median_us across GPUs, overall and per method, of every (task, method, shape,
+    """Spreads of time_median_us across GPUs, overall, per method and by what bound the row (``by_bound``:
+    "device" where no GPU's row was :func:`host_bound`, else "host"), of every (task, method, shape,
     dtype) row usable on two GPUs or more. ``rows_by_gpu``: GPU label -> its result rows (a row
     repeated in one store, as by a second run into it, counts as its last)."""
     times: dict[tuple, dict[str, float]] = {}
+    bound: dict[tuple, dict[str, bool]] = {}
     for gpu, rows in rows_by_gpu.items():
         for r in rows:
             key = (r["task"], r["method"], r["shape"], r["dtype"])
             if usable(r):
                 times.setdefault(key, {})[gpu] = float(r["time_median_us"])
+                bound.setdefault(key, {})[gpu] = host_bound(r)
             elif key in times:
                 times[key].pop(gpu, None)
+                bound[key].pop(gpu, None)
     compared = [(key, t, max(t.values()) / min(t.values()) - 1.0) for key, t in sorted(times.items()) if len(t) >= 2]
     methods = sorted({key[1] for key, _, _ in compared})
+    by_host = {key: any(bound[key].values()) for key, _, _ in compared}
     return {
         "gpus": list(rows_by_gpu),
         **_stats(compared, worst),
         "rows_on_one_gpu_only": sum(len(t) == 1 for t in times.values()),
         "usable_rows_by_gpu": {gpu: sum(map(usable, rows)) for gpu, rows in rows_by_gpu.items()},
         "by_method": {m: _stats([c for c in compared if c[0][1] == m], worst) for m in methods},
+        "by_bound": {name: _stats([c for c in compared if by_host[c[0]] == host], worst)
+                     for name, host in (("device", False), ("host", True))},
     }
 
 
@@ -112,7 +127,8 @@ def _pct(x: float | None) -> str:
 def markdown(result: dict, devices: dict[str, str | None] | None = None) -> str:
     head = "| scope | rows compared | median spread | p95 spread | within 3% |"
     lines = [head, "|---|---:|---:|---:|---:|"]
-    scopes = [("all", result)] + [(f"method {m}", s) for m, s in result["by_method"].items()]
+    scopes = ([("all", result)] + [(f"method {m}", s) for m, s in result["by_method"].items()]
+              + [(f"{b}-bound rows", s) for b, s in result.get("by_bound", {}).items()])
     for name, s in scopes:
         share = s["share_within_3pct"]
         lines.append(f"| {name} | {s['rows_compared']} | {_pct(s['median_spread'])} | {_pct(s['p95_spread'])} | "

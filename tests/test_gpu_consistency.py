@@ -210,3 +210,19 @@ def test_two_gpus_all_runs_compare_rows_by_the_gpu_that_ran_them(tmp_path, monke
     assert summary["mode"] == "from --gpus all stores" and summary["rows_compared"] == 1
     assert summary["p95_spread"] == pytest.approx(0.02)
     assert "| t1 | reference | large | float32 | 2.00% |" in capsys.readouterr().out
+
+
+def test_rows_whose_timer_found_the_host_bound_are_a_scope_of_their_own():
+    """A host-bound row's time is the host's launch path under the other GPUs' lanes: reported apart."""
+    def row(task, t, host=0):
+        return dict(_row(task, t), extra={"host_bound_samples": host})
+    out = gc.compare({"0": [row("a", 100.0), row("b", 100.0), row("c", 100.0, host=3)],
+                      "1": [row("a", 101.0), row("b", 102.0, host=1), row("c", 150.0)]})
+    device, host = out["by_bound"]["device"], out["by_bound"]["host"]
+    assert device["rows_compared"] == 1 and device["p95_spread"] == pytest.approx(0.01)
+    # host-bound on either GPU is host-bound: b (on GPU 1) and c (on GPU 0)
+    assert host["rows_compared"] == 2 and {w["task"] for w in host["worst"]} == {"b", "c"}
+    assert out["rows_compared"] == 3
+    table = gc.markdown(out)
+    assert "| device-bound rows | 1 | 1.00% | 1.00% | 100.0% |" in table
+    assert "| host-bound rows | 2 |" in table
