@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Not run yet (written in the twelfth session of 2026-11-28, its device time spent): --timing-batch 2 against the
+# Call 49 (thirteenth session of 2026-11-28; written in the twelfth): --timing-batch 2 against the
 # default on 4 GPUs side by side, which call 48 could only compare with another call's run. The whole README main
 # job with --gpus all twice, one after the other, each stopped at LIMIT s if it has not ended (call 48's batch-2 run
 # ended by itself in 222 s), the plan in the same order; GPM samples as in call46.sh. Then the rows both runs timed,
 # compared across the GPUs that ran them (benchmarks/gpu_consistency.py --from-stores), and the lion probe on GPU 0.
-#   LIMIT=260 bash reports/2026-11-28-corpus-scaling/next-x4.sh     # kind nvidia-h200-x4 (counts in full)
+#   LIMIT=255 bash reports/2026-11-28-corpus-scaling/call49.sh     # kind nvidia-h200-x4 (counts in full)
 set -uo pipefail
 out=${OUT:-results}; mkdir -p "$out"; out=$(realpath "$out")
 ORDER= VARIANTS="default=--gpus all;batch2=--gpus all --timing-batch 2" LIMIT=${LIMIT:-260} OUT="$out" \
