@@ -108,3 +108,13 @@ def test_help_and_other_commands_spawn_nothing(cli):
     code, out, err = cli("list", "backends")
     assert code == 0
     assert head_start._started is None
+
+
+def test_loading_every_task_leaves_scipy_to_the_checks_that_use_it():
+    """scipy.stats is 0.8 s of import, and the orchestrator loads every task file at its start: the random
+    tasks' checks import it when they run."""
+    code = ("import sys; from mkbench.plugins import build_registry; r = build_registry(); "
+            "assert len(r.tasks) > 100, len(r.tasks); print('scipy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "False"
