@@ -118,3 +118,11 @@ def test_loading_every_task_leaves_scipy_to_the_checks_that_use_it():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "False"
+
+
+def test_a_head_start_that_cannot_spawn_is_no_failure(monkeypatch):
+    def refuse(*a, **k):
+        raise OSError("no more processes")
+    monkeypatch.setattr(head_start.procs, "Child", refuse)
+    head_start.begin()
+    assert head_start._started is None and head_start.take(head_start.probe_env()) is None

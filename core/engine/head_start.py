@@ -48,10 +48,13 @@ def begin() -> None:
     if _started is None:
         from .. import worker
         env = probe_env()
-        child = procs.Child(worker.entry, (env, None), ctx=multiprocessing.get_context("spawn"))
+        try:
+            child = procs.Child(worker.entry, (env, None), ctx=multiprocessing.get_context("spawn"))
+        except Exception:  # a head start is never a run's failure: the runner's own probe says what is wrong
+            return
         try:
             child.send(PROBE)
-        except procs.Died:  # the runner's own probe says why
+        except procs.Died:
             child.kill()
             return
         _started = (env, _environ(), child)
