@@ -126,3 +126,40 @@ def test_a_head_start_that_cannot_spawn_is_no_failure(monkeypatch):
     monkeypatch.setattr(head_start.procs, "Child", refuse)
     head_start.begin()
     assert head_start._started is None and head_start.take(head_start.probe_env()) is None
+
+
+def _server_pid():
+    from multiprocessing import forkserver
+    return forkserver._forkserver._forkserver_pid
+
+
+def test_a_fork_server_started_ahead_is_kept_for_the_same_modules_and_environment(monkeypatch):
+    from mkbench.engine import procs
+    env = head_start.server_env()
+    procs.start_ahead(env, head_start.NOT_READ_BY_CHILDREN)
+    pid = _server_pid()
+    monkeypatch.setenv("MKBENCH_TASK_DIRS", "/somewhere/tasks")  # --tasks-dir, set after the head start
+    procs.context((), env)
+    assert _server_pid() == pid and procs._ahead is None  # kept, and claimed
+
+
+def test_a_fork_server_started_ahead_is_replaced_for_another_environment_or_modules(monkeypatch):
+    from mkbench.engine import procs
+    env = head_start.server_env()
+    procs.start_ahead(env, head_start.NOT_READ_BY_CHILDREN)
+    pid = _server_pid()
+    monkeypatch.setenv("MKBENCH_AHEAD_TEST", "set after the server was started")
+    procs.context((), env)
+    replaced = _server_pid()
+    assert replaced != pid
+
+    procs.start_ahead(env, head_start.NOT_READ_BY_CHILDREN)  # running as it should be: kept, then claimed
+    assert _server_pid() == replaced
+    procs.context(("json",), env)  # a module it did not import
+    assert _server_pid() != replaced and "json" in procs._preloaded
+
+    # claimed: later calls are as before (no restart for the environment or the modules)
+    kept = _server_pid()
+    monkeypatch.setenv("MKBENCH_AHEAD_TEST", "changed again")
+    procs.context(("json",), env)
+    assert _server_pid() == kept

@@ -1,5 +1,6 @@
-"""`mkbench run`'s head start: its device probe's worker is spawned before the orchestrator imports torch,
-the tasks and the backends, so the worker's own torch import and CUDA start go on meanwhile instead of after.
+"""`mkbench run`'s head start: its device probe's worker is spawned, and its fork server started, before the
+orchestrator imports torch, the tasks and the backends, so their own imports and the probe's CUDA start go on
+meanwhile instead of after.
 
 On 4 H200s a run's first unit came 12-17 s after its process began: the orchestrator's imports 5-8 s, then
 the probe 5-6 s (reports/2026-11-28-corpus-scaling, call 46). The command line is read before anything heavy
@@ -18,8 +19,9 @@ from . import procs
 
 #: a GPU machine's driver nodes: what Triton is told at import is known from these before any device is asked
 GPU_NODES = ("/dev/nvidiactl", "/dev/kfd")
-#: set by the orchestrator after the head start, and never read by a probe worker (--tasks-dir's folders)
-NOT_READ_BY_THE_PROBE = frozenset({"MKBENCH_TASK_DIRS"})
+#: set by the orchestrator after the head start (--tasks-dir's folders), and read by none of the engine's
+#: children: a probe worker asks no task, and workers and judges are handed their task's file
+NOT_READ_BY_CHILDREN = frozenset({"MKBENCH_TASK_DIRS"})
 
 #: what the probe's worker is asked as it is spawned
 PROBE = {"op": "probe", "hw": None}
@@ -31,6 +33,12 @@ def gpu_nodes() -> bool:
     return any(os.path.exists(p) for p in GPU_NODES)
 
 
+def server_env() -> dict[str, str]:
+    """What the fork server's imports are told before a backend adds its own (``worker_import_env``):
+    Triton compiles on a GPU and is interpreted elsewhere."""
+    return {"TRITON_INTERPRET": "0" if gpu_nodes() else "1"}
+
+
 def probe_env() -> dict[str, str]:
     """The probe worker's environment: on a GPU, Triton compiles (the launch overheads time a compiled
     Triton kernel); elsewhere the worker's Triton is as the environment says."""
@@ -38,12 +46,14 @@ def probe_env() -> dict[str, str]:
 
 
 def _environ() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in NOT_READ_BY_THE_PROBE}
+    return {k: v for k, v in os.environ.items() if k not in NOT_READ_BY_CHILDREN}
 
 
 def begin() -> None:
-    """Spawns the probe's worker now and asks it :data:`PROBE` (spawned, not forked: no fork server is
-    running yet, and a probe worker needs none of its imports). A second call keeps the first worker."""
+    """Spawns the probe's worker now and asks it :data:`PROBE` (spawned, not forked: a probe worker needs
+    none of the fork server's imports), then starts the fork server ahead (:func:`.procs.start_ahead`:
+    the runner keeps it if its backend needs no other modules or environment). A second call keeps the
+    first worker."""
     global _started
     if _started is None:
         from .. import worker
@@ -58,6 +68,11 @@ def begin() -> None:
             child.kill()
             return
         _started = (env, _environ(), child)
+        # and the fork server, whose imports (torch, Triton, torch._inductor: seconds) the first workers wait for
+        try:
+            procs.start_ahead(server_env(), NOT_READ_BY_CHILDREN)
+        except Exception:  # the runner starts it as before
+            pass
 
 
 def take(env: dict[str, str]) -> procs.Child | None:

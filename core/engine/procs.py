@@ -25,6 +25,36 @@ from ..procguard import kill_group
 #: imported by the fork server before any fork; ``mkbench.preload`` does what every child would repeat
 _PRELOAD = ["torch", "triton", "triton.language", "mkbench.preload"]
 _started_env: dict[str, str | None] | None = None  # what the running fork server imported under
+_preloaded: frozenset[str] = frozenset()  # and the modules it imported
+#: a server started ahead of the caller that knows its backend (:func:`start_ahead`), until the next
+#: :func:`context` call claims it: the process environment it was started in, and what of it no child reads
+_ahead: tuple[dict[str, str], frozenset[str]] | None = None
+
+
+def _environ(ignored: frozenset[str]) -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in ignored}
+
+
+def start_ahead(env: dict[str, str], ignored: frozenset[str] = frozenset()) -> None:
+    """Starts the fork server before its caller knows which backend it serves (`mkbench run`'s head start,
+    :mod:`.head_start`): the base modules, ``env`` applied while they import. The next :func:`context`
+    call keeps it if that call's modules are among those imported and the process environment is still
+    the one the server was started in (but ``ignored``, which no child reads); else it is replaced at once
+    (killed, not waited for while it imports)."""
+    global _ahead
+    context((), env)
+    _ahead = (_environ(ignored), ignored)
+
+
+def _stop_server(kill: bool) -> None:
+    from multiprocessing import forkserver
+    server = forkserver._forkserver
+    if kill and server._forkserver_pid is not None:
+        try:  # a server still importing would be waited for until its imports end
+            os.kill(server._forkserver_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    server._stop()
 
 
 def context(extra_modules: tuple[str, ...] = (), env: dict[str, str] | None = None):
@@ -33,17 +63,25 @@ def context(extra_modules: tuple[str, ...] = (), env: dict[str, str] | None = No
     imported in places, so the server must import it with the device's value, not whatever the
     orchestrator's caller had set). A later call whose ``env`` differs from the one the running server
     imported under restarts it: one process evaluating on the CPU and then on a GPU (a test session)
-    would otherwise fork GPU workers whose Triton was imported in interpreter mode."""
-    global _started_env
+    would otherwise fork GPU workers whose Triton was imported in interpreter mode. The first call after
+    :func:`start_ahead` also restarts it for modules it did not import, or for a changed environment."""
+    global _started_env, _preloaded, _ahead
     ctx = multiprocessing.get_context("forkserver")
     from multiprocessing import forkserver
     env = env or {}
-    if _started_env is not None and any(_started_env.get(k, os.environ.get(k)) != v for k, v in env.items()):
-        forkserver._forkserver._stop()
-        _started_env = None
+    ahead, _ahead = _ahead, None
+    if _started_env is not None:
+        stale = any(_started_env.get(k, os.environ.get(k)) != v for k, v in env.items())
+        if ahead is not None:
+            wanted = {m for m in extra_modules if importlib.util.find_spec(m.split(".")[0])}
+            stale = stale or not wanted <= _preloaded or _environ(ahead[1]) != ahead[0]
+        if stale:
+            _stop_server(kill=ahead is not None)
+            _started_env = None
     if _started_env is None:
         mods = [m for m in dict.fromkeys(_PRELOAD + list(extra_modules)) if importlib.util.find_spec(m.split(".")[0])]
         ctx.set_forkserver_preload(mods)
+        _preloaded = frozenset(mods)
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         try:

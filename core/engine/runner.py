@@ -222,10 +222,10 @@ class Runner:
         start = StartClock(self.own_process)
         backend = self.reg.backend(opt.backend)
         modules = tuple(getattr(backend, "worker_modules", ()))
-        # The fork server's imports (seconds) overlap the device probe; what Triton must be told at import
-        # is known from the device nodes present.
+        # The fork server's imports (seconds) overlap the device probe (`mkbench run` started both ahead); what
+        # Triton must be told at import is known from the device nodes present.
         import_env = self._import_env(backend)
-        server_env = {"TRITON_INTERPRET": "0" if head_start.gpu_nodes() else "1", **import_env}
+        server_env = {**head_start.server_env(), **import_env}
         starter = threading.Thread(target=procs.context, args=(modules, server_env))
         starter.start()
         # Triton in the probe's worker is told the same (the launch overheads time a compiled Triton kernel);
