@@ -114,8 +114,9 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
     assert code == 0, err
     line = next((x for x in out.strip().splitlines() if x.startswith("engine: ")), "")
     assert out.strip().splitlines()[-1].startswith("confinement: "), out  # the summary's last line
-    assert re.match(r"engine: 2 units in \d+ s \([\d.]+ s/unit\), lanes \d+ busy \d+%, lock waits \d+%, trace",
-                    line), out
+    # the memory budget's part of the waits is said where a unit waited for memory at all (timing-dependent)
+    assert re.match(r"engine: 2 units in \d+ s \([\d.]+ s/unit\), lanes \d+ busy \d+%, lock waits \d+%"
+                    r"(?: \(the memory budget \d+%\))?, trace", line), out
     if os.path.exists("/proc/stat"):  # the host's cores, measured over the session
         host = r", host CPU busy \d+% of \d+ cores \(the judges [\d.]+ cores, the orchestrator [\d.]+ of one\)$"
         assert re.search(host, line), line
