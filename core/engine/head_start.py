@@ -45,10 +45,6 @@ def probe_env() -> dict[str, str]:
     return {"TRITON_INTERPRET": "0"} if gpu_nodes() else {}
 
 
-def _environ() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in NOT_READ_BY_CHILDREN}
-
-
 def begin() -> None:
     """Spawns the probe's worker now and asks it :data:`PROBE` (spawned, not forked: a probe worker needs
     none of the fork server's imports), then starts the fork server ahead (:func:`.procs.start_ahead`:
@@ -67,7 +63,7 @@ def begin() -> None:
         except procs.Died:
             child.kill()
             return
-        _started = (env, _environ(), child)
+        _started = (env, procs.environ_without(NOT_READ_BY_CHILDREN), child)
         # and the fork server, whose imports (torch, Triton, torch._inductor: seconds) the first workers wait for
         try:
             procs.start_ahead(server_env(), NOT_READ_BY_CHILDREN)
@@ -83,7 +79,7 @@ def take(env: dict[str, str]) -> procs.Child | None:
     started, _started = _started, None
     if started is None:
         return None
-    if started[0] == env and started[1] == _environ() and started[2].proc.is_alive():
+    if started[0] == env and started[1] == procs.environ_without(NOT_READ_BY_CHILDREN) and started[2].proc.is_alive():
         return started[2]
     started[2].stop(grace=0)
     return None

@@ -31,7 +31,8 @@ _preloaded: frozenset[str] = frozenset()  # and the modules it imported
 _ahead: tuple[dict[str, str], frozenset[str]] | None = None
 
 
-def _environ(ignored: frozenset[str]) -> dict[str, str]:
+def environ_without(ignored: frozenset[str]) -> dict[str, str]:
+    """The process environment but ``ignored``: what a child started now inherits that it may read."""
     return {k: v for k, v in os.environ.items() if k not in ignored}
 
 
@@ -43,7 +44,7 @@ def start_ahead(env: dict[str, str], ignored: frozenset[str] = frozenset()) -> N
     (killed, not waited for while it imports)."""
     global _ahead
     context((), env)
-    _ahead = (_environ(ignored), ignored)
+    _ahead = (environ_without(ignored), ignored)
 
 
 def _stop_server(kill: bool) -> None:
@@ -74,7 +75,7 @@ def context(extra_modules: tuple[str, ...] = (), env: dict[str, str] | None = No
         stale = any(_started_env.get(k, os.environ.get(k)) != v for k, v in env.items())
         if ahead is not None:
             wanted = {m for m in extra_modules if importlib.util.find_spec(m.split(".")[0])}
-            stale = stale or not wanted <= _preloaded or _environ(ahead[1]) != ahead[0]
+            stale = stale or not wanted <= _preloaded or environ_without(ahead[1]) != ahead[0]
         if stale:
             _stop_server(kill=ahead is not None)
             _started_env = None
