@@ -110,11 +110,11 @@ def rows_by_lane(stores_rows: list[list[dict]]) -> dict[str, list[dict]]:
     for :func:`compare`: a unit runs on one GPU per run, so two runs of one job (an A/B of an engine setting
     that leaves the timed calls alone) time many rows on two GPUs. Rows that do not say (older mkbench) are
     left out; a row on the same GPU in two stores counts as the later store's."""
+    from mkbench.engine.clock import row_device
     by_gpu: dict[str, list[dict]] = {}
     for rows in stores_rows:
         for r in rows:
-            device = str((r.get("extra") or {}).get("lane") or "").split("/", 1)[0]
-            kind, _, index = device.partition(":")
+            kind, _, index = row_device(r.get("extra")).partition(":")
             if kind == "cuda" and index.isdigit():
                 by_gpu.setdefault(index, []).append(r)
     return dict(sorted(by_gpu.items(), key=lambda kv: int(kv[0])))

@@ -71,6 +71,12 @@ class UnitClock:
     device: str = ""  # where the unit ran ("cuda:2"), from its rows' lane
 
 
+def row_device(extra: dict[str, Any] | None) -> str:
+    """The device a row's unit ran on ("cuda:2"), from the lane its row records ("cuda:2/lane1"); "" where
+    it records none (an older mkbench)."""
+    return str((extra or {}).get("lane") or "").split("/", 1)[0]
+
+
 def unit_clock(unit_seconds: dict[str, Any] | None, baseline: bool) -> UnitClock | None:
     """A unit's clock from its ``unit_seconds`` record (None where it has none: cached, skipped)."""
     if not unit_seconds:
@@ -93,7 +99,7 @@ def unit_clocks(rows: Iterable[dict[str, Any]]) -> list[UnitClock]:
         clock = unit_clock(extra.get("unit_seconds"), bool(r.get("is_baseline")))
         if clock is not None:
             seen[key] = replace(clock, unit=f"{r.get('task')} [{r.get('method')}]",
-                                device=str(extra.get("lane") or "").split("/", 1)[0])
+                                device=row_device(extra))
     return list(seen.values())
 
 
