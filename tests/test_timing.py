@@ -1,11 +1,14 @@
 """The timer's run-ahead (GPU spin before the start event) and its cross-check calls."""
 
+import math
+import random
+import statistics
 import time
 
 import pytest
 
 from mkbench.plugins import build_registry
-from mkbench.timing import RunAhead, TimingSettings, time_callable
+from mkbench.timing import RunAhead, Samples, TimingSettings, _keep_going, median_rse, summarize, time_callable
 
 REG = build_registry()
 
@@ -56,6 +59,17 @@ def test_run_ahead_stops_spinning_for_a_call_that_waits_for_the_device_inside():
     assert ahead.observe(False) and ahead.observe(False) and ahead.host_bound == 2  # kept, unspun, said so
 
 
+def test_run_ahead_stops_spinning_for_a_synchronizing_call_whose_jump_reaches_the_cap():
+    """A synchronizing call with 7.5 ms of its own (a KernelBench-X harness reading its seed with
+    ``.item()``): its second tracked sample comes at the 20 ms cap. Checking the cap first kept it
+    there, every sample behind a 20 ms spin; it is recognized as synchronizing instead."""
+    ahead = RunAhead(delay_us=50, cap_us=20000)
+    taken = []
+    while ahead.spins and len(taken) < 20:
+        taken.append(ahead.observe(True, host_us=ahead.delay_us + 7500))
+    assert taken == [False] * 4 and ahead.synchronizing and ahead.host_bound == 0, (taken, ahead.delay_us)
+
+
 def test_run_ahead_does_not_call_a_slow_host_side_synchronizing():
     """A host-heavy call (its enqueue time does not follow the spin, jitter of 10% included) keeps
     the run-ahead: it reaches the cap or outlasts the host, as before."""
@@ -68,6 +82,59 @@ def test_run_ahead_does_not_call_a_slow_host_side_synchronizing():
     while ahead.delay_us < 1100:
         assert not ahead.observe(True, host_us=next(hosts))
     assert not ahead.synchronizing and ahead.observe(False, host_us=1000)
+
+
+def test_samples_keep_the_mean_rse_as_statistics_computes_it():
+    rng = random.Random(3)
+    xs = [rng.lognormvariate(5, 0.3) for _ in range(500)]
+    got = Samples()
+    for x in xs:
+        got.append(x)
+    want = statistics.stdev(xs) / math.sqrt(len(xs)) / statistics.fmean(xs)
+    assert got.mean_rse() == pytest.approx(want, rel=1e-9)
+    assert got.ordered == sorted(xs) and list(got) == xs
+
+
+def test_median_rse_matches_the_normal_theory_for_normal_samples():
+    """1.2533 sigma / sqrt(n) is the median's standard error for normal samples."""
+    rng = random.Random(7)
+    n, mu, sigma = 4000, 100.0, 5.0
+    xs = sorted(rng.gauss(mu, sigma) for _ in range(n))
+    assert median_rse(xs) == pytest.approx(1.2533 * sigma / math.sqrt(n) / mu, rel=0.15)
+    assert median_rse([1.0]) == math.inf
+
+
+def test_a_steady_median_with_slow_outliers_stops_at_min_samples():
+    """A quarter of the samples 3x slower: the mean's RSE is far above 1% at 20 samples, the
+    median's under it, so sampling stops at ``min_samples`` instead of running to the budget."""
+    rng = random.Random(11)
+    s = TimingSettings(min_samples=20, target_rse=0.01, budget_ms=1000)
+    samples = Samples()
+    while _keep_going(samples, 0.0, s):
+        fast = rng.random() > 0.25
+        samples.append(rng.gauss(1000, 3) if fast else rng.gauss(3000, 300))
+    assert len(samples) <= 25 and samples.mean_rse() > 0.05 and samples.median_rse() <= 0.01
+    assert not _keep_going(list(samples), 0.0, s)  # a plain list is read whole, to the same answer
+    assert summarize(samples, timer="t", interpreted=False).median_rse == pytest.approx(samples.median_rse())
+
+
+def test_a_light_tailed_spread_still_stops_on_the_mean():
+    """Spread evenly over +-50%: the mean is the better estimate there and its rule stops sampling,
+    as before, long before the budget; the median's rule only ever stops sampling earlier."""
+    rng = random.Random(5)
+    s = TimingSettings(min_samples=20, target_rse=0.01, budget_ms=1000, max_samples=5000)
+    samples = Samples()
+    while _keep_going(samples, 0.0, s):
+        samples.append(rng.uniform(500, 1500))
+    assert 20 < len(samples) < 5000 and samples.mean_rse() <= 0.01 < samples.median_rse()
+
+
+def test_a_zero_target_is_never_met_by_the_median():
+    s = TimingSettings(min_samples=3, target_rse=0.0, budget_ms=1000, max_samples=50)
+    samples = Samples()
+    while _keep_going(samples, 0.0, s):
+        samples.append(1000.0 + (len(samples) % 2))
+    assert len(samples) == 50
 
 
 def test_host_timer_has_no_gpu_fields():
@@ -124,3 +191,21 @@ def test_a_call_that_synchronizes_is_not_spun():
     t = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=200))
     assert t.run_ahead_us == 0 and t.run_ahead_dropped <= 4, t
     assert t.host_bound_samples >= t.n, t
+
+
+@pytest.mark.gpu
+def test_unspun_samples_serve_as_the_cross_check_calls():
+    """With the run-ahead off every sample is a plain call: the cross-check reads them, and no call
+    is made after the samples."""
+    import torch
+    x = torch.zeros(1 << 20, device="cuda")
+    calls = []
+
+    def call(a):
+        calls.append(1)
+        a[0].add_(1)
+
+    hw = REG.hardware["h100"] if "H100" in torch.cuda.get_device_name() else REG.hardware["h200"]
+    t = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=50, warmup_ms=0, run_ahead=False))
+    assert len(calls) == 1 + t.n, (len(calls), t)  # one warm-up call, then the samples alone
+    assert t.launch_bound_median_us is not None and t.host_median_us is not None

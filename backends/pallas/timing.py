@@ -19,7 +19,7 @@ import statistics
 import time
 from typing import Any, Callable, Sequence
 
-from mkbench.timing import Timing, TimingSettings, _keep_going, _reset_persisting_l2, summarize
+from mkbench.timing import Samples, Timing, TimingSettings, _keep_going, _reset_persisting_l2, summarize
 
 TIMER = "device-sync-host-clock"
 HOST_TIMER = "host-clock"
@@ -56,7 +56,7 @@ def _time_gpu(call, l2_cache_mb: float, s: TimingSettings, interpreted: bool) ->
     while (time.perf_counter() - t0) * 1000 < s.warmup_ms or i < 2:
         one(i)
         i += 1
-    samples: list[float] = []
+    samples = Samples()
     t0 = time.perf_counter()
     while _keep_going(samples, (time.perf_counter() - t0) * 1000, s):
         samples.append(one(len(samples)))
@@ -71,7 +71,7 @@ def _time_host(call, s: TimingSettings, interpreted: bool) -> Timing:
     jax.block_until_ready(call(0))  # warm-up
     # Interpreted kernels are far slower; their times are recorded, never reported as speed.
     settings = s if not interpreted else TimingSettings(min_samples=3, max_samples=3, budget_ms=0)
-    samples: list[float] = []
+    samples = Samples()
     t0 = time.perf_counter()
     while _keep_going(samples, (time.perf_counter() - t0) * 1000, settings):
         a = time.perf_counter()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from mkbench.errors import CompileError, IntegrityViolation
-from mkbench.timing import TimingSettings, _keep_going
+from mkbench.timing import Samples, TimingSettings, _keep_going
 
 if TYPE_CHECKING:
     from .paths import PathRuntime
@@ -177,7 +177,7 @@ def sample(one: Callable[[int], float], s: TimingSettings) -> list[float]:
     while (time.perf_counter() - t0) * 1000 < s.warmup_ms or i < 2:
         one(i)
         i += 1
-    samples: list[float] = []
+    samples = Samples()
     t0 = time.perf_counter()
     while _keep_going(samples, (time.perf_counter() - t0) * 1000, s):
         samples.append(one(len(samples)))
