@@ -267,8 +267,9 @@ class RunAhead:
     time alone is not enough: a first call's (allocations, a launcher's binding) or one on a busy
     host can be milliseconds, and jumping on it spun 6.5 ms before each call of a 150 us gemv
     (H200, ``reports/2026-11-27-run-ahead``); two starved samples in a row that both took that long
-    are a host-bound call. At the cap (a candidate that blocks the host) samples are kept and
-    counted as host-bound.
+    are a host-bound call. At the cap (a candidate that blocks the host) one call is taken unspun
+    and compared with the starved one (see ``observe``); then samples are kept and counted as
+    host-bound.
 
     A call that waits for the device inside (``.item()``, ``nonzero``, a copy to the host) is starved
     whatever the spin: the host waits for the spin too, so its enqueue time grows with the spin.
@@ -293,10 +294,12 @@ class RunAhead:
         self.synchronizing = False
         self._starved: tuple[float, float] | None = None  # the last starved sample's (spin, enqueue time)
         self._tracked = 0  # starved samples in a row whose enqueue time followed the spin's growth
+        self._probe: float | None = None  # the enqueue time of a starved sample at the cap, to compare
+        self._probed = False  # whether the call was compared at the cap (once per timing)
 
     @property
     def spins(self) -> bool:
-        return not self.synchronizing
+        return not self.synchronizing and self._probe is None
 
     def observe(self, starved: bool, host_us: float = 0.0) -> bool:
         """Whether the sample just taken counts; ``host_us``: the host's time from the spin's launch to
@@ -305,6 +308,12 @@ class RunAhead:
         if self.synchronizing:
             self.host_bound += 1
             return True
+        if self._probe is not None:  # taken unspun, after a starved sample at the cap
+            waited, self._probe, self._probed = self._probe - host_us, None, True
+            self.dropped += 1
+            if waited >= self.TRACK * self.cap_us:
+                self.synchronizing, self.delay_us = True, 0.0
+            return False
         if not starved:
             self._starved, self._tracked = None, 0
             return True
@@ -321,6 +330,14 @@ class RunAhead:
             self.dropped += 1
             return False
         if self.delay_us >= self.cap_us:
+            # Tracking needs the spin to grow, and at the cap it no longer does: a synchronizing call
+            # whose own time jitters by a few ms reached it untracked (KernelBench-X harnesses, H200:
+            # eager tanh at 41.7 ms behind the spin against 1.3 ms unspun). One unspun call settles
+            # it: a call that waits for the spin took about the cap longer with it than without.
+            if not self._probed:
+                self._probe = host_us
+                self.dropped += 1
+                return False
             self.host_bound += 1
             return True
         confirmed = min(host_us, last[1]) if last is not None else 0.0

@@ -27,6 +27,8 @@ def test_run_ahead_jumps_to_the_hosts_enqueue_time_once_two_starved_samples_agre
     ahead = RunAhead(delay_us=50, cap_us=20000)
     assert not ahead.observe(True, host_us=1.5e6) and ahead.delay_us == 100  # one sample: doubled
     assert not ahead.observe(True, host_us=1.4e6) and ahead.delay_us == 20000 and ahead.dropped == 2
+    assert not ahead.observe(True, host_us=1.5e6) and not ahead.spins  # at the cap: one call unspun next
+    assert not ahead.observe(False, host_us=1.49e6) and ahead.spins and not ahead.synchronizing
     assert ahead.observe(True, host_us=1.5e6) and ahead.host_bound == 1  # kept, counted host-bound
     # one slow first call (4.3 ms), then the call's own 150 us: the spin follows the call, not the outlier
     ahead = RunAhead(delay_us=50, cap_us=20000)
@@ -43,8 +45,9 @@ def test_run_ahead_keeps_samples_at_its_cap_and_counts_them_host_bound():
     ahead = RunAhead(delay_us=400, cap_us=1000)
     assert not ahead.observe(True) and not ahead.observe(True)  # 800, then capped at 1000
     assert ahead.delay_us == 1000
+    assert not ahead.observe(True, host_us=5000) and not ahead.observe(False, host_us=5000)  # compared unspun
     assert ahead.observe(True) and ahead.observe(True)  # a candidate that blocks the host: kept
-    assert ahead.host_bound == 2 and ahead.dropped == 2
+    assert ahead.host_bound == 2 and ahead.dropped == 4 and not ahead.synchronizing
 
 
 def test_run_ahead_stops_spinning_for_a_call_that_waits_for_the_device_inside():
@@ -70,13 +73,27 @@ def test_run_ahead_stops_spinning_for_a_synchronizing_call_whose_jump_reaches_th
     assert taken == [False] * 4 and ahead.synchronizing and ahead.host_bound == 0, (taken, ahead.delay_us)
 
 
+def test_run_ahead_catches_a_jittery_synchronizing_call_at_its_cap():
+    """A synchronizing call whose own time jitters (1.3 ms, every other call 3 ms: a harness on a
+    busy host) never has two tracked samples in a row on the way up, and reaches the cap. One call
+    taken unspun there is about the cap shorter than the starved one: synchronizing, no spin."""
+    ahead = RunAhead(delay_us=50, cap_us=20000)
+    own = iter([1300, 3000] * 10)
+    taken = []
+    while not ahead.synchronizing and len(taken) < 12:
+        spun = ahead.spins
+        taken.append(ahead.observe(spun, host_us=(ahead.delay_us if spun else 0) + next(own)))
+    assert ahead.synchronizing and ahead.delay_us == 0 and not any(taken), taken
+    assert ahead.dropped == len(taken) <= 8
+
+
 def test_run_ahead_does_not_call_a_slow_host_side_synchronizing():
     """A host-heavy call (its enqueue time does not follow the spin, jitter of 10% included) keeps
     the run-ahead: it reaches the cap or outlasts the host, as before."""
     ahead = RunAhead(delay_us=50, cap_us=20000)
     for k in range(12):
-        ahead.observe(True, host_us=30000 * (1.1 if k % 2 else 0.9))
-    assert not ahead.synchronizing and ahead.delay_us == 20000 and ahead.dropped == 2
+        ahead.observe(ahead.spins, host_us=30000 * (1.1 if k % 2 else 0.9))
+    assert not ahead.synchronizing and ahead.delay_us == 20000 and ahead.dropped == 4
     ahead = RunAhead(delay_us=50, cap_us=20000)
     hosts = iter([1000, 1100, 900, 1150])
     while ahead.delay_us < 1100:
@@ -163,7 +180,8 @@ def test_host_heavy_call_is_timed_as_device_work():
 @pytest.mark.gpu
 def test_a_slow_host_side_costs_one_dropped_call_not_a_doubling_per_call():
     """30 ms of Python per call, past the spin's 20 ms cap: two starved samples take the spin to the
-    cap (doubling from 50 us took nine dropped calls), and the rest are kept as host-bound."""
+    cap (doubling from 50 us took nine dropped calls), one there and one unspun show it does not
+    wait for the spin, and the rest are kept as host-bound."""
     import torch
     x = torch.zeros(1 << 10, device="cuda")
 
@@ -173,7 +191,7 @@ def test_a_slow_host_side_costs_one_dropped_call_not_a_doubling_per_call():
 
     hw = REG.hardware["h100"] if "H100" in torch.cuda.get_device_name() else REG.hardware["h200"]
     t = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=300, warmup_ms=0))
-    assert t.run_ahead_dropped <= 3 and t.run_ahead_us == 20000, t
+    assert t.run_ahead_dropped <= 5 and t.run_ahead_us == 20000, t  # two to the cap, two to compare there
     assert t.host_bound_samples >= 3, t  # the spin cannot outlast it: host time in the span, said so
 
 
@@ -189,7 +207,8 @@ def test_a_call_that_synchronizes_is_not_spun():
 
     hw = REG.hardware["h100"] if "H100" in torch.cuda.get_device_name() else REG.hardware["h200"]
     t = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=200))
-    assert t.run_ahead_us == 0 and t.run_ahead_dropped <= 4, t
+    # four dropped calls at best; one jittery sample on the way up restarts the count (5 on an H200)
+    assert t.run_ahead_us == 0 and t.run_ahead_dropped <= 6, t
     assert t.host_bound_samples >= t.n, t
 
 
@@ -209,3 +228,24 @@ def test_unspun_samples_serve_as_the_cross_check_calls():
     t = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=50, warmup_ms=0, run_ahead=False))
     assert len(calls) == 1 + t.n, (len(calls), t)  # one warm-up call, then the samples alone
     assert t.launch_bound_median_us is not None and t.host_median_us is not None
+
+
+@pytest.mark.gpu
+def test_a_synchronizing_call_with_a_jittery_host_side_is_not_spun():
+    """``.item()`` first, then 1-3 ms of Python that varies from call to call (a KernelBench-X harness
+    on a busy host): caught as synchronizing at the latest at the cap, so the median is the call's
+    own time, not the 20 ms spin's."""
+    import random as rnd
+
+    import torch
+    x = torch.randn(1 << 20, device="cuda")
+    jitter = rnd.Random(1)
+
+    def call(a):
+        a[0].sum().item()
+        time.sleep(jitter.choice([0.001, 0.003]))
+        return a[0] * 2
+
+    hw = REG.hardware["h100"] if "H100" in torch.cuda.get_device_name() else REG.hardware["h200"]
+    t = time_callable(call, [(x,)], hw, TimingSettings(budget_ms=300))
+    assert t.run_ahead_us == 0 and t.median_us < 8000, t
