@@ -17,6 +17,7 @@ import ctypes
 import glob
 import math
 import os
+import resource
 import statistics
 import time
 from dataclasses import asdict, dataclass
@@ -70,6 +71,12 @@ class Timing:
     host_bound_samples: int = 0
     # the median's relative standard error (``median_rse``): with ``rse``, what the stopping rule read
     median_rse: float | None = None
+    # CUDA only, the timing thread over its samples: the share of their wall time it ran on a core,
+    # and its context switches, voluntary (it slept: a blocking wait) and involuntary (the kernel
+    # preempted it for another task: the host was contended while it was timed)
+    host_cpu_share: float | None = None
+    switches_voluntary: int | None = None
+    switches_involuntary: int | None = None
 
     @property
     def rse(self) -> float:
@@ -346,6 +353,22 @@ class RunAhead:
         return False
 
 
+class ThreadUsage:
+    """CPU time and context switches of the calling thread over a span (``getrusage``)."""
+
+    WHO = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
+
+    def __init__(self):
+        self._start = (_clock(), resource.getrusage(self.WHO))
+
+    def since_start(self) -> dict[str, Any]:
+        t0, a = self._start
+        wall, b = _clock() - t0, resource.getrusage(self.WHO)
+        cpu = (b.ru_utime - a.ru_utime) + (b.ru_stime - a.ru_stime)
+        return dict(host_cpu_share=cpu / wall if wall > 0 else None,
+                    switches_voluntary=b.ru_nvcsw - a.ru_nvcsw, switches_involuntary=b.ru_nivcsw - a.ru_nivcsw)
+
+
 _spin_cycles_per_us: float | None = None
 
 
@@ -417,13 +440,14 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
         i += 1
     samples = Samples()
     unspun: list[tuple[float, float, bool, bool]] = []  # kept samples taken as a plain call is
-    t0 = _clock()
+    t0, usage = _clock(), ThreadUsage()
     while _keep_going(samples, (_clock() - t0) * 1000, s):
         sample = one(len(samples))
         if sample[2]:
             samples.append(sample[0])
             if not sample[3]:
                 unspun.append(sample)
+    host = usage.since_start()
     # The cross-check against hidden work and the time a caller sees per call: calls as a user
     # makes them, no spin in front (the wall-clock from just before the start event to the end of
     # a device-wide sync; the event span including any wait for the host). Samples taken without
@@ -434,7 +458,7 @@ def _time_cuda(call, arg_sets, hw, s: TimingSettings, interpreted: bool) -> Timi
         plain.append(one(len(plain), spin=False))
     torch.cuda.synchronize()
     extra = dict(host_median_us=statistics.median(p[1] for p in plain),
-                 launch_bound_median_us=statistics.median(p[0] for p in plain))
+                 launch_bound_median_us=statistics.median(p[0] for p in plain), **host)
     if ahead:
         extra.update(run_ahead_us=ahead.delay_us, run_ahead_dropped=ahead.dropped, host_bound_samples=ahead.host_bound)
     return summarize(samples, timer="cuda_graph" if s.mode == "graph" else "cuda_event", interpreted=interpreted,

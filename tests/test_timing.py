@@ -8,7 +8,16 @@ import time
 import pytest
 
 from mkbench.plugins import build_registry
-from mkbench.timing import RunAhead, Samples, TimingSettings, _keep_going, median_rse, summarize, time_callable
+from mkbench.timing import (
+    RunAhead,
+    Samples,
+    ThreadUsage,
+    TimingSettings,
+    _keep_going,
+    median_rse,
+    summarize,
+    time_callable,
+)
 
 REG = build_registry()
 
@@ -152,6 +161,22 @@ def test_a_zero_target_is_never_met_by_the_median():
     while _keep_going(samples, 0.0, s):
         samples.append(1000.0 + (len(samples) % 2))
     assert len(samples) == 50
+
+
+def test_thread_usage_tells_running_from_sleeping():
+    """What a timing records of its thread: a busy loop runs on a core nearly all its wall time, a
+    sleep hardly at all and sleeps voluntarily."""
+    busy = ThreadUsage()
+    end = time.perf_counter() + 0.1
+    while time.perf_counter() < end:
+        pass
+    ran = busy.since_start()
+    idle = ThreadUsage()
+    for _ in range(5):
+        time.sleep(0.02)
+    slept = idle.since_start()
+    assert ran["host_cpu_share"] > 0.5 > 0.2 > slept["host_cpu_share"], (ran, slept)
+    assert slept["switches_voluntary"] >= 5 and slept["switches_involuntary"] >= 0
 
 
 def test_host_timer_has_no_gpu_fields():

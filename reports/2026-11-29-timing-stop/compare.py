@@ -17,8 +17,14 @@ def rows(path):
         e = json.loads(extra or "{}")
         out[(task, shape, dtype, method)] = dict(
             n=n, median=med, iqr=iqr, spin=e.get("run_ahead_us"), host_bound=e.get("host_bound_samples"),
-            time_step=(e.get("unit_seconds") or {}).get("steps", {}).get("time_step"))
+            time_step=(e.get("unit_seconds") or {}).get("steps", {}).get("time_step"),
+            cpu=e.get("host_cpu_share"), invol=e.get("switches_involuntary"), vol=e.get("switches_voluntary"),
+            plain=e.get("launch_bound_median_us"), lane=e.get("lane"))
     return out
+
+
+def _f(v, digits=0):
+    return "-" if v is None else f"{v:.{digits}f}"
 
 
 a, b = rows(sys.argv[1]), rows(sys.argv[2])
@@ -35,9 +41,11 @@ if logs:
 spun_at_cap = [k for k in both if a[k]["spin"] == 20000.0]
 print(f"rows spun at the 20 ms cap before: {len(spun_at_cap)}; after: {sum(b[k]['spin'] == 20000.0 for k in both)}")
 print()
-print("| task | method | dtype | n before | n after | median us before | after | after/before | spin us before | after |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| task | method | dtype | n before | n after | median us before | after | after/before | spin us before | after "
+      "| unspun median us before / after | CPU share before / after | involuntary switches before / after |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for k in sorted(both, key=lambda k: -a[k]["n"] * a[k]["median"]):
     x, y = a[k], b[k]
     print(f"| {k[0]} | {k[3]} | {k[2]} | {x['n']} | {y['n']} | {x['median']:.1f} | {y['median']:.1f} | "
-          f"{y['median'] / x['median']:.3f} | {x['spin']} | {y['spin']} |")
+          f"{y['median'] / x['median']:.3f} | {x['spin']} | {y['spin']} | {_f(x['plain'])} / {_f(y['plain'])} | "
+          f"{_f(x['cpu'], 2)} / {_f(y['cpu'], 2)} | {x['invol']} / {y['invol']} |")
