@@ -720,3 +720,41 @@ def test_closing_a_device_tells_every_process_before_it_waits_for_any(monkeypatc
     assert sorted(waited) == ["wait judge0", "wait judge1", "wait judge2", "wait parked", "wait worker0",
                               "wait worker2"]
     assert all(lane.closing for lane in d.lanes)
+
+
+def test_a_worker_starts_under_the_shared_hold_and_waits_for_an_open_timing_phase():
+    """A worker's setup makes its CUDA context, which takes the host's driver: it waits for a timing
+    phase that is open, like a check, and its wait is booked as ``wait_shared``."""
+    from mkbench.engine.lane import start_worker
+
+    lock, seen = PhasedLock(batch=1, defer_s=0), []
+
+    class Device:
+        def shared(self):
+            return lock.shared()
+
+    class Session:
+        clock: dict = {}
+
+        def expect(self, request, timeout, answer, sent=False):
+            seen.append((request["op"], lock._writer, lock._readers))
+            return {"ok": True}
+
+        def waited_for(self, step, seconds):
+            self.clock[step] = self.clock.get(step, 0.0) + seconds
+
+    timed = threading.Event()
+
+    def timer():
+        with lock.exclusive():
+            timed.set()
+            time.sleep(0.3)
+
+    t = threading.Thread(target=timer, daemon=True)
+    t.start()
+    assert timed.wait(5)
+    w = Session()
+    assert start_worker(Device(), w, {"op": "setup"}, 5.0) == {"ok": True}
+    t.join(5)
+    assert seen == [("setup", False, 1)]  # after the timer, inside a shared hold
+    assert w.clock["wait_shared"] >= 0.2

@@ -120,7 +120,8 @@ class Lane:
                 # its worker creates a CUDA context, which is where an earlier attempt may have run out
                 take_room(False)
                 w.enter("start")
-            ready = w.expect(setup_request(unit, settings), settings.limits.start, "ready", sent=started is not None)
+            ready = start_worker(self.device, w, setup_request(unit, settings), settings.limits.start,
+                                 sent=started is not None)
             _start_parts(w, ready)
             w.enter("compile")
             self.state = f"compile {unit.task.name}"
@@ -187,8 +188,11 @@ class Lane:
             judge_peak(lane.judge.release(settings.limits.start))  # unmaps the worker's transfer area first
             if kept is not None:
                 pool.give(kept, clean=rec.abnormal is None and not self.closing, unit_log=log_path)
-            else:
+            elif self.closing:
                 w.stop()
+            else:
+                with steps.device_shared(self.device, w):  # its exit tears its context down: as its start
+                    w.stop()
             holding.close()
             w.clock["stop"] = round(time.monotonic() - t, 3)
             lane.current = None
@@ -209,6 +213,19 @@ def fork(device_env: dict[str, str], modules: tuple[str, ...], settings: EvalSet
 
 def setup_request(unit, settings: EvalSettings) -> dict:
     return {"op": "setup", "job": compile_ahead.job(unit), "transfer": settings.transfer}
+
+
+def start_worker(device, w: WorkerSession, request: dict, timeout: float, sent: bool = False) -> dict:
+    """The worker's setup, which makes its CUDA context, as a check: under the device's shared hold.
+
+    Making a context takes the host's driver for a second or two, and a timed call's own driver calls
+    (a copy from pageable memory, an allocation, a synchronize) wait for it. Started while a timing
+    phase was open, contexts made KernelBench-X harness calls that take 1.5 ms sleep most of 45-55 ms
+    (the timing thread on a core 19-56% of the time, 37-101 voluntary switches; one H200, the first
+    40 s of a run, when the lanes' first workers start: reports/2026-11-29-timing-stop, call 55).
+    As a check, a start waits for an open phase to end, and a phase drains the starts in flight."""
+    with steps.device_shared(device, w):
+        return w.expect(request, timeout, "ready", sent=sent)
 
 
 def start_ahead(device_env: dict[str, str], modules: tuple[str, ...], unit, settings: EvalSettings,

@@ -54,9 +54,16 @@ class UnitRun:
 def shared(run: UnitRun) -> Iterator[None]:
     """The device shared with the other lanes' checks. The wait for it is the unit's ``wait_shared``
     step, not counted against its unit limit (:meth:`.session.WorkerSession.waited_for`)."""
+    with device_shared(run.device, run.worker):
+        yield
+
+
+@contextmanager
+def device_shared(device, worker) -> Iterator[None]:
+    """:func:`shared` for a worker before its unit's run exists (its start)."""
     t = time.monotonic()
-    with run.device.shared():
-        run.worker.waited_for("wait_shared", time.monotonic() - t)
+    with device.shared():
+        worker.waited_for("wait_shared", time.monotonic() - t)
         yield
 
 
