@@ -151,7 +151,10 @@ def test_run_prints_the_engine_line_and_analyze_engine_the_steps(tmp_path, cli):
         assert "cpu_worker" in out
         run = Store(store).runs()[-1]
         session = run.env["engine_clock"]["sessions"][-1]
-        assert session["judge_cpu_s"] > 0 and session["host_cpu"]["judge_cores"] >= 0, session
+        # read in clock ticks (10 ms): a judge of one small silu unit can stay under one tick on a
+        # loaded host (the whole suite on 2 cores read 0.0 once), so only its presence is certain
+        assert session["judge_cpu_s"] >= 0 and session["host_cpu"]["judge_cores"] >= 0, session
+        assert all(s.get("judge", 0) > 0 for s in steps), steps  # the judge did run, on the wall clock
     # the judge's seconds by part, inside its total: each part measured, none more than the whole
     steps = [(r["extra"] or {}).get("unit_seconds", {}).get("steps", {})
              for r in Store(store).results() if r["verdict"] != "skipped"]
