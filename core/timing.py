@@ -77,6 +77,9 @@ class Timing:
     host_cpu_share: float | None = None
     switches_voluntary: int | None = None
     switches_involuntary: int | None = None
+    # the cores it was on when sampling began and ended (e.g. "5" or "5,13"): with the host's
+    # topology, whether an SMT sibling's or a shared cache's other work can explain a slow run
+    host_cores: str | None = None
 
     @property
     def rse(self) -> float:
@@ -359,14 +362,25 @@ class ThreadUsage:
     WHO = getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)
 
     def __init__(self):
-        self._start = (_clock(), resource.getrusage(self.WHO))
+        self._start = (_clock(), resource.getrusage(self.WHO), current_core())
 
     def since_start(self) -> dict[str, Any]:
-        t0, a = self._start
+        t0, a, core = self._start
         wall, b = _clock() - t0, resource.getrusage(self.WHO)
         cpu = (b.ru_utime - a.ru_utime) + (b.ru_stime - a.ru_stime)
+        cores = sorted({c for c in (core, current_core()) if c is not None})
         return dict(host_cpu_share=cpu / wall if wall > 0 else None,
-                    switches_voluntary=b.ru_nvcsw - a.ru_nvcsw, switches_involuntary=b.ru_nivcsw - a.ru_nivcsw)
+                    switches_voluntary=b.ru_nvcsw - a.ru_nvcsw, switches_involuntary=b.ru_nivcsw - a.ru_nivcsw,
+                    host_cores=",".join(map(str, cores)) or None)
+
+
+def current_core() -> int | None:
+    """The core the calling thread runs on (``/proc/thread-self/stat``'s 39th field), None where unread."""
+    try:
+        with open("/proc/thread-self/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 _spin_cycles_per_us: float | None = None

@@ -1,6 +1,7 @@
 """The timer's run-ahead (GPU spin before the start event) and its cross-check calls."""
 
 import math
+import os
 import random
 import statistics
 import time
@@ -177,6 +178,8 @@ def test_thread_usage_tells_running_from_sleeping():
     slept = idle.since_start()
     assert ran["host_cpu_share"] > 0.5 > 0.2 > slept["host_cpu_share"], (ran, slept)
     assert slept["switches_voluntary"] >= 5 and slept["switches_involuntary"] >= 0
+    if os.path.exists("/proc/thread-self/stat"):  # the cores it ran on, among this process's allowed ones
+        assert {int(c) for c in slept["host_cores"].split(",")} <= os.sched_getaffinity(0), slept
 
 
 def test_host_timer_has_no_gpu_fields():

@@ -23,7 +23,7 @@ TIMING_FIELDS = {"median_us": "time_median_us", "iqr_us": "time_iqr_us", "mean_u
                  "stderr_us": "time_stderr_us", "min_us": "time_min_us", "n": "time_n", "timer": "timer"}
 TIMING_EXTRA = ("l2_flush_bytes", "l2_persist_reset", "rse", "host_median_us", "launch_bound_median_us",
                 "run_ahead_us", "run_ahead_dropped", "host_bound_samples", "median_rse",
-                "host_cpu_share", "switches_voluntary", "switches_involuntary")
+                "host_cpu_share", "switches_voluntary", "switches_involuntary", "host_cores")
 
 
 def _base(unit: Unit) -> dict[str, Any]:
