@@ -90,6 +90,19 @@ def test_report_says_which_timer_took_each_backends_times(cli):
     assert "| pallas#1 | pallas    | host clock to a device-wide sync (includes dispatch)" in timers
 
 
+def test_report_counts_each_backends_host_bound_timed_rows(cli):
+    """The H200 main job (2026-11-28): eager moe_permute synchronizes inside its call, so its two timed
+    rows' samples are host-bound; silu's and the Triton references' are device time."""
+    store = Path(__file__).resolve().parent.parent / "reports" / "2026-11-28-main-job-1gpu" / "call3"
+    store = store / "main-job-1gpu.sqlite"
+    code, out, err = cli("report", "--store", store, "--task", "moe_permute,silu", "--no-run-detail")
+    assert code == 0, err
+    timers = out.split("### Timers")[1].split("## Rates")[0]
+    rows = {line.split("|")[2].strip(): line.split("|")[5].strip() for line in timers.splitlines()
+            if line.startswith("| ") and "host-bound" not in line}
+    assert rows == {"eager": "2 of 5", "triton": "0 of 5"}, timers
+
+
 def test_cross_hardware_on_the_committed_h100_and_h200_corpus_runs():
     """The 2026-11-23 stores: eager rope_apply missed its bf16 contract on the H100 only, so the
     H100/H200 comparison of the Triton reference must use float32 alone (5.98x vs 7.31x), not

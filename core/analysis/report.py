@@ -223,14 +223,20 @@ def _timers(doc: Document, rows: pd.DataFrame) -> None:
         timers = sorted(set(g["timer"]))
         cuda = any(t.startswith("cuda") for t in timers)
         spun = any(isinstance(e, dict) and e.get("run_ahead_us") for e in g["extra"])
+        host_bound = sum(1 for e in g["extra"] if isinstance(e, dict) and (e.get("host_bound_samples") or 0) > 0)
         out.append([run_key, backend, "; ".join(TIMER_MEANING.get(t, t) for t in timers),
                     ("yes" if spun else "no") if cuda else "-",
+                    f"{host_bound} of {len(g)}" if cuda else "-",
                     "yes" if "interpreted" in g and g["interpreted"].fillna(0).astype(bool).any() else "no"])
     doc.h3("Timers")
     doc.p("Speedups divide times taken in the same run; a backend timed by a different kind of timer than its baseline "
           "compares different spans. 'Spun ahead': the GPU was kept busy up to the start event, so the span is device "
-          "time only (without it, host launch time inside the span counts).")
-    doc.table(["run", "backend", "timer", "spun ahead", "interpreted"], out)
+          "time only (without it, host launch time inside the span counts). 'Host-bound rows': timed rows whose "
+          "samples include the host's own time (a call that waits for the device inside, or whose Python outlasts "
+          "the spin); "
+          "such a time follows the host and moves from run to run (KernelBench-X harnesses on one H200: a median of "
+          "21% between two runs with one seed, reports/2026-11-29-timing-stop).")
+    doc.table(["run", "backend", "timer", "spun ahead", "host-bound rows", "interpreted"], out)
 
 
 # --- summary ------------------------------------------------------------------------------------
